@@ -1,0 +1,110 @@
+# usercopy-lab: patches -> kernel -> initramfs -> boot -> capture -> match -> report
+#
+#   make            build everything and run the whole trigger suite
+#   make test       harness unit tests + the whole booted suite
+#   make help       everything else
+
+PYTHON      ?= /usr/bin/python3
+TARBALL     ?= /usr/src/linux-source-6.1.tar.xz
+BUILD       ?= build
+RESULTS     ?= results
+JOBS        ?= $(shell nproc)
+TRIGGER     ?=
+SUITE       ?= default
+
+TREE        := $(BUILD)/linux-source-6.1
+INITRAMFS   := $(BUILD)/initramfs.cpio
+HELPERS_OUT := $(BUILD)/initramfs-helpers
+GEN_CPIO    := $(BUILD)/gen_init_cpio
+# Kernel variants: build/kernel-NAME = lab.config + kernel-config/variant-NAME.config
+KERNEL_VARIANTS := $(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
+KERNEL      ?= default
+HELPER_SRCS := $(wildcard initramfs-src/*.c)
+HARNESS     := $(PYTHON) -m usercopy_lab.cli
+export PYTHONPATH := $(CURDIR)/harness
+
+.PHONY: all suite test unit-test deps tree kernel kernels initramfs boot bench \
+	series series-check clean distclean help
+
+all: suite
+
+help:
+	@echo "make                 build kernels + initramfs, run every suite, print results"
+	@echo "make test            unit tests (real captured logs) + the whole booted suite"
+	@echo "make unit-test       only the harness unit tests (no kernel, no QEMU)"
+	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
+	@echo "make kernels         build every kernel variant"
+	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
+	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
+	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
+	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
+	@echo "make series          export cover letter + numbered patches, check git am"
+	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
+	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
+	@echo "make distclean       remove build/ and results/"
+
+deps:
+	@scripts/install-deps.sh
+
+# Re-extracts and re-applies the series only when the tarball or a series
+# file changed (hash stamp); otherwise a no-op, so kbuild stays incremental.
+tree: deps
+	@scripts/prepare-tree.sh $(TARBALL) $(TREE) patches
+
+$(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
+	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
+		$(wildcard kernel-config/variant-$*.config)
+	+$(MAKE) -s -C $(TREE) O=$(CURDIR)/$(BUILD)/kernel-$* CC="ccache gcc" \
+		-j$(JOBS) bzImage
+	@echo "kernel: $@"
+
+kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
+kernels: $(foreach v,$(KERNEL_VARIANTS),$(BUILD)/kernel-$(v)/arch/x86/boot/bzImage)
+
+$(GEN_CPIO): tree
+	@mkdir -p $(BUILD)
+	@[ $@ -nt $(TREE)/usr/gen_init_cpio.c ] || cc -O2 -o $@ $(TREE)/usr/gen_init_cpio.c
+
+$(HELPERS_OUT)/%: initramfs-src/%.c
+	@mkdir -p $(HELPERS_OUT)
+	cc -static -O2 -Wall -Wextra -Werror -o $@ $<
+
+initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS))
+	@mkdir -p $(HELPERS_OUT)
+	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT)
+
+suite: kernels initramfs
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)
+
+boot: initramfs
+	@[ -n "$(TRIGGER)" ] || { echo "usage: make boot TRIGGER=NAME [SUITE=$(SUITE)]"; exit 2; }
+	+$(MAKE) kernel KERNEL=$$($(HARNESS) suite-kernel $(SUITE))
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite $(SUITE) --trigger $(TRIGGER) --live
+
+triage:
+	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
+	$(HARNESS) triage $(LOGS)
+
+unit-test: deps
+	$(PYTHON) -m pytest -q harness/tests
+
+test: unit-test suite
+
+bench: kernel initramfs
+	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)
+	$(PYTHON) bench/bench_triage.py
+
+series-check: deps
+	scripts/series-check.sh
+
+series: deps
+	scripts/series-export.sh
+
+clean:
+	rm -rf $(BUILD)/kernel-* $(BUILD)/initramfs* $(GEN_CPIO)
+
+distclean:
+	rm -rf $(BUILD) $(RESULTS)
+
+FORCE:

@@ -1,0 +1,1 @@
+"""usercopy-lab harness: boot, capture, parse, match, report and triage."""

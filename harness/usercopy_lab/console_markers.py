@@ -1,0 +1,69 @@
+"""What the guest's init and LKDTM said on the console, apart from oopses.
+
+init prints USERCOPY-LAB-* markers (see initramfs-src/init); LKDTM prints
+"lkdtm: ..." lines, including the FAIL:/XFAIL: vocabulary and, for the
+usercopy-lab triggers, the window and bad-copy announcements the harness
+cross-checks against the oops.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_END_RE = re.compile(r"USERCOPY-LAB-END trigger=(\S+) outcome=([\w-]+)(?: (signal|status)=(\d+))?")
+_START_RE = re.compile(r"USERCOPY-LAB-START trigger=(\S+)")
+_WINDOW_RE = re.compile(r"expecting window offset (\d+) size (\d+) in '([^']+)'")
+_BAD_COPY_RE = re.compile(r"attempting bad copy_(?:to|from)_user at offset (\d+) size (\d+)")
+
+
+@dataclass
+class Window:
+    cache: str
+    offset: int
+    size: int
+
+
+@dataclass
+class ConsoleMarkers:
+    started: str | None = None            # trigger name from START
+    ended: str | None = None              # trigger name from END
+    outcome: str | None = None            # killed | returned | unknown-trigger | no-lkdtm
+    signal: int | None = None
+    status: int | None = None
+    lkdtm: list[str] = field(default_factory=list)   # text after "lkdtm: "
+    window: Window | None = None
+    bad_copy: tuple[int, int] | None = None          # (offset, size)
+
+    @property
+    def lkdtm_fail(self) -> list[str]:
+        return [m for m in self.lkdtm if m.startswith("FAIL:")]
+
+    @property
+    def lkdtm_xfail(self) -> list[str]:
+        return [m for m in self.lkdtm if m.startswith("XFAIL:")]
+
+
+def read_markers(lines: list[str]) -> ConsoleMarkers:
+    found = ConsoleMarkers()
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if "USERCOPY-LAB-" in line:
+            if m := _START_RE.search(line):
+                found.started = m.group(1)
+            elif m := _END_RE.search(line):
+                found.ended, found.outcome = m.group(1), m.group(2)
+                if m.group(3) == "signal":
+                    found.signal = int(m.group(4))
+                elif m.group(3) == "status":
+                    found.status = int(m.group(4))
+            continue
+        pos = line.find("lkdtm: ")
+        if pos < 0:
+            continue
+        text = line[pos + len("lkdtm: "):]
+        found.lkdtm.append(text)
+        if m := _WINDOW_RE.search(text):
+            found.window = Window(m.group(3), int(m.group(1)), int(m.group(2)))
+        elif m := _BAD_COPY_RE.search(text):
+            found.bad_copy = (int(m.group(1)), int(m.group(2)))
+    return found

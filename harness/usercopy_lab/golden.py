@@ -1,0 +1,174 @@
+"""Golden signatures (expected-oops/<suite>/<TRIGGER>.txt): load and match.
+
+A golden file is "key: value" lines; lines starting with '#'
+are comments.  File-level keys:
+
+  trigger:      NAME (must equal the file name)
+  outcome:      killed | returned | xfail | unknown-trigger
+  lkdtm-before: text     LKDTM line that must appear, in this order, before
+                          the first report (repeatable)
+  lkdtm-expect: text     LKDTM line that must appear somewhere (repeatable)
+  lkdtm-absent: text     LKDTM line prefix that must not appear (repeatable);
+                          "FAIL:" is always absent unless a lkdtm-expect
+                          line names it
+  report:       KIND | none   starts the expectation for the next report
+
+Report keys (after a "report:" line): direction, object, cache, offset,
+size, bug-site (file, or file:line, prefix match), rip, frames (function
+names that must appear in this order in the call trace; others may sit
+between them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .report_model import KINDS, Report
+
+OUTCOMES = ("killed", "returned", "xfail", "unknown-trigger")
+_REPORT_KEYS = ("direction", "object", "cache", "offset", "size", "bug-site",
+                "rip", "frames")
+_FILE_KEYS = ("trigger", "outcome", "lkdtm-before", "lkdtm-expect",
+              "lkdtm-absent", "report")
+
+
+class GoldenError(ValueError):
+    """A golden file that cannot be read; the message names file and line."""
+
+
+@dataclass
+class ExpectedReport:
+    kind: str
+    fields: dict[str, str] = field(default_factory=dict)
+    frames: list[str] = field(default_factory=list)
+
+    def one_line(self) -> str:
+        f = self.fields
+        if self.kind.startswith("usercopy"):
+            return (f"{self.kind} {f.get('direction', '?')} {f.get('object', '?')}"
+                    f" '{f.get('cache', '')}' off {f.get('offset', '?')}"
+                    f" size {f.get('size', '?')}")
+        return f"{self.kind} in {f.get('rip', '?')}"
+
+
+@dataclass
+class Golden:
+    path: Path
+    trigger: str
+    outcome: str
+    reports: list[ExpectedReport] = field(default_factory=list)
+    lkdtm_before: list[str] = field(default_factory=list)
+    lkdtm_expect: list[str] = field(default_factory=list)
+    lkdtm_absent: list[str] = field(default_factory=list)
+
+    def one_line(self) -> str:
+        if not self.reports:
+            return f"no report, {self.outcome}"
+        return "; ".join(r.one_line() for r in self.reports)
+
+
+def load(path: Path) -> Golden:
+    trigger = ""
+    outcome = ""
+    reports: list[ExpectedReport] = []
+    before: list[str] = []
+    expect: list[str] = []
+    absent: list[str] = []
+    saw_none = False
+    for num, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        where = f"{path}:{num}"
+        if not sep or not value:
+            raise GoldenError(f"{where}: expected 'key: value', got {raw!r}")
+        if key == "trigger":
+            trigger = value
+        elif key == "outcome":
+            if value not in OUTCOMES:
+                raise GoldenError(f"{where}: outcome must be one of {', '.join(OUTCOMES)}")
+            outcome = value
+        elif key == "lkdtm-before":
+            before.append(value)
+        elif key == "lkdtm-expect":
+            expect.append(value)
+        elif key == "lkdtm-absent":
+            absent.append(value)
+        elif key == "report":
+            if value == "none":
+                saw_none = True
+            elif value not in KINDS:
+                raise GoldenError(f"{where}: report kind must be 'none' or one of {', '.join(KINDS)}")
+            else:
+                reports.append(ExpectedReport(kind=value))
+        elif key in _REPORT_KEYS:
+            if not reports:
+                raise GoldenError(f"{where}: '{key}' before any 'report:' line")
+            if key == "frames":
+                reports[-1].frames.extend(value.split())
+            else:
+                if key in ("offset", "size") and not value.isdigit():
+                    raise GoldenError(f"{where}: {key} must be a number")
+                reports[-1].fields[key] = value
+        else:
+            raise GoldenError(f"{where}: unknown key '{key}' (known: "
+                              f"{', '.join(_FILE_KEYS + _REPORT_KEYS)})")
+    if trigger != path.stem:
+        raise GoldenError(f"{path}: 'trigger: {trigger}' does not match the file name")
+    if not outcome:
+        raise GoldenError(f"{path}: no 'outcome:' line")
+    if saw_none == bool(reports):
+        raise GoldenError(f"{path}: needs either 'report: none' or report blocks, not both")
+    return Golden(path, trigger, outcome, reports, before, expect, absent)
+
+
+def load_dir(path: Path) -> dict[str, Golden]:
+    path = Path(path)
+    if not path.is_dir():
+        raise GoldenError(f"{path}: golden directory does not exist")
+    return {p.stem: load(p) for p in sorted(path.glob("*.txt"))}
+
+
+def match_expected(exp: ExpectedReport, report: Report) -> list[str]:
+    """Field-by-field comparison; each mismatch reads 'field: expected X, saw Y'."""
+    diffs: list[str] = []
+    if report.kind != exp.kind:
+        diffs.append(f"kind: expected {exp.kind}, saw {report.kind}")
+    seen = {"direction": report.direction, "object": report.object,
+            "cache": report.cache, "offset": report.offset, "size": report.size,
+            "bug-site": report.bug_site, "rip": report.rip}
+    for key, want in exp.fields.items():
+        got = seen[key]
+        if key == "bug-site":
+            ok = got is not None and (got == want or got.startswith(want + ":"))
+        else:
+            ok = got is not None and str(got) == want
+        if not ok:
+            diffs.append(f"{key}: expected {want!r}, saw {got!r}")
+    missing = _missing_in_order(exp.frames, report.frames)
+    if missing:
+        diffs.append(f"frames: expected {' '.join(exp.frames)} in this order; "
+                     f"missing from {missing!r} on; saw {' '.join(report.frames) or '(no trace)'}")
+    if report.truncated:
+        diffs.append("truncated: the report's call trace is cut off")
+    return diffs
+
+
+def match_report(golden: Golden, report: Report) -> list[str]:
+    """Mismatches of report against the closest expected report of golden."""
+    if not golden.reports:
+        return [f"report: expected none, saw {report.kind}"]
+    best = min((match_expected(e, report) for e in golden.reports), key=len)
+    return best
+
+
+def _missing_in_order(wanted: list[str], frames: list[str]) -> str | None:
+    pos = 0
+    for name in wanted:
+        try:
+            pos = frames.index(name, pos) + 1
+        except ValueError:
+            return name
+    return None

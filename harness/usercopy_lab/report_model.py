@@ -1,0 +1,41 @@
+"""The one data type every stage after capture speaks: a kernel report."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Kinds a report can have, from most to least specific.
+KINDS = ("usercopy_abort", "usercopy_warn", "usercopy_legacy", "bug",
+         "warning", "oops", "kasan", "panic")
+
+
+@dataclass
+class Report:
+    """One oops / BUG / WARNING / panic found in a console log.
+
+    Line numbers are 1-based and refer to the original file.
+    """
+
+    file: str
+    line: int
+    kind: str
+    end_line: int = 0
+    direction: str | None = None      # "exposure" | "overwrite" | None
+    object: str | None = None         # "SLUB object", "process stack", ...
+    cache: str | None = None          # slab cache name, if any
+    offset: int | None = None
+    size: int | None = None
+    bug_site: str | None = None       # "mm/usercopy.c:99" (BUG/WARNING line)
+    rip: str | None = None            # function of RIP: "usercopy_abort"
+    guilty_frame: str | None = None
+    frames: list[str] = field(default_factory=list)
+    kernel: str | None = None         # "6.1.0 #1" etc., when the log says
+    truncated: bool = False
+    title: str = ""
+    signature: str = ""
+    lines: list[str] = field(default_factory=list)  # normalized report text
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("lines")
+        return data

@@ -1,0 +1,69 @@
+"""Suites (suites.toml) and their trigger lists (selftests tests.txt format)."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+class SuiteError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Trigger:
+    name: str
+    expected_text: str     # the tests.txt column: must appear on the console
+    skip_reason: str = ""  # "#NAME reason" lines
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    kernel: str            # build/kernel-<kernel>/
+    cmdline: str
+    golden_dir: Path
+    triggers_file: Path
+
+    def kernel_image(self, build_dir: Path) -> Path:
+        return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
+
+    def triggers(self) -> list[Trigger]:
+        return read_tests_txt(self.triggers_file)
+
+
+def load_suites(path: Path) -> dict[str, Suite]:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SuiteError(f"{path}: {exc}") from exc
+    root = path.parent
+    suites = {}
+    for name, table in data.items():
+        missing = {"kernel", "golden", "triggers"} - table.keys()
+        if missing:
+            raise SuiteError(f"{path}: suite [{name}] lacks {', '.join(sorted(missing))}")
+        suites[name] = Suite(name, table["kernel"], table.get("cmdline", ""),
+                             root / table["golden"], root / table["triggers"])
+    return suites
+
+
+def read_tests_txt(path: Path) -> list[Trigger]:
+    triggers = []
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("# "):
+            continue
+        skipped = line.startswith("#")
+        name, _, rest = line.lstrip("#").partition(" ")
+        if not _NAME_RE.fullmatch(name):
+            raise SuiteError(f"{path}: {raw!r} is not 'NAME expected-text'")
+        if skipped:
+            triggers.append(Trigger(name, "", rest.strip() or "skipped"))
+        else:
+            triggers.append(Trigger(name, rest.strip()))
+    return triggers

@@ -1,0 +1,122 @@
+"""Decide one trigger's verdict from its console, reports and golden file."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .console_markers import ConsoleMarkers
+from .golden import Golden, match_expected
+from .report_model import Report
+
+PASS, FAIL, XFAIL, SKIP, ERROR = "PASS", "FAIL", "XFAIL", "SKIP", "ERROR"
+FAILING = (FAIL, ERROR)
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    summary: str                      # one line: what was seen
+    diffs: list[str] = field(default_factory=list)   # expected-vs-seen lines
+
+
+def seen_summary(reports: list[Report], markers: ConsoleMarkers) -> str:
+    if not reports:
+        return f"no report, {markers.outcome or 'no end marker'}"
+    parts = []
+    for r in reports:
+        if r.kind.startswith("usercopy"):
+            parts.append(f"{r.kind} {r.direction} {r.object} '{r.cache or ''}'"
+                         f" off {r.offset} size {r.size}")
+        else:
+            parts.append(r.title or r.kind)
+    return "; ".join(parts)
+
+
+def decide(trigger: str, capture_error: str | None, markers: ConsoleMarkers,
+           reports: list[Report], golden: Golden | None) -> Verdict:
+    summary = seen_summary(reports, markers)
+    if markers.started is None:
+        return Verdict(ERROR, capture_error or "guest never reached the trigger")
+    if markers.outcome == "unknown-trigger":
+        if golden is None or golden.outcome == "unknown-trigger":
+            return Verdict(SKIP, f"{trigger} is not listed by provoke-crash/DIRECT")
+        return Verdict(FAIL, f"{trigger} is not listed by provoke-crash/DIRECT",
+                       [f"outcome: expected {golden.outcome}, saw unknown-trigger"])
+    if markers.outcome == "no-lkdtm":
+        return Verdict(ERROR, "the guest kernel has no LKDTM debugfs interface")
+    if markers.ended is None:
+        return Verdict(ERROR, f"{capture_error or 'no end marker'}; saw: {summary}")
+    if golden is None:
+        return Verdict(FAIL, summary, [f"golden: no golden file for {trigger}"])
+
+    diffs = _compare(golden, markers, reports)
+    if markers.lkdtm_xfail:
+        if golden.outcome == "xfail" and not diffs:
+            return Verdict(XFAIL, markers.lkdtm_xfail[0])
+        if golden.outcome != "xfail":
+            diffs.insert(0, f"outcome: expected {golden.outcome}, saw LKDTM "
+                            f"{markers.lkdtm_xfail[0]!r}")
+    return Verdict(FAIL if diffs else PASS, summary, diffs)
+
+
+def _compare(golden: Golden, markers: ConsoleMarkers,
+             reports: list[Report]) -> list[str]:
+    diffs: list[str] = []
+    outcome = "xfail" if markers.lkdtm_xfail else markers.outcome
+    if outcome != golden.outcome:
+        detail = f" (signal {markers.signal})" if markers.signal else \
+            f" (status {markers.status})" if markers.status is not None else ""
+        diffs.append(f"outcome: expected {golden.outcome}, saw {outcome}{detail}")
+
+    for i in range(max(len(golden.reports), len(reports))):
+        if i >= len(reports):
+            diffs.append(f"report {i + 1}: expected {golden.reports[i].one_line()}, saw none")
+        elif i >= len(golden.reports):
+            r = reports[i]
+            diffs.append(f"report {i + 1}: unexpected {r.title or r.kind} "
+                         f"(line {r.line})")
+        else:
+            diffs += [f"report {i + 1} {d}" for d in match_expected(golden.reports[i], reports[i])]
+
+    diffs += _compare_lkdtm(golden, markers)
+    diffs += _cross_check(markers, reports)
+    return diffs
+
+
+def _compare_lkdtm(golden: Golden, markers: ConsoleMarkers) -> list[str]:
+    diffs = []
+    pos = 0
+    for want in golden.lkdtm_before:
+        hit = next((i for i in range(pos, len(markers.lkdtm))
+                    if want in markers.lkdtm[i]), None)
+        if hit is None:
+            diffs.append(f"lkdtm-before: expected {want!r} (in order), not seen")
+        else:
+            pos = hit + 1
+    for want in golden.lkdtm_expect:
+        if not any(want in m for m in markers.lkdtm):
+            diffs.append(f"lkdtm-expect: expected {want!r}, not seen")
+    absent = list(golden.lkdtm_absent)
+    if not any(e.startswith("FAIL:") for e in golden.lkdtm_expect):
+        absent.append("FAIL:")
+    for bad in dict.fromkeys(absent):
+        for m in markers.lkdtm:
+            if m.startswith(bad) or (not bad.endswith(":") and bad in m):
+                diffs.append(f"lkdtm-absent: LKDTM said {m!r}")
+    return diffs
+
+
+def _cross_check(markers: ConsoleMarkers, reports: list[Report]) -> list[str]:
+    """The oops must describe the copy the trigger announced it would make."""
+    usercopy = [r for r in reports if r.kind.startswith("usercopy")]
+    if not usercopy:
+        return []
+    r = usercopy[0]
+    diffs = []
+    if markers.window and r.cache != markers.window.cache:
+        diffs.append(f"cross-check cache: trigger expected window in "
+                     f"{markers.window.cache!r}, oops names {r.cache!r}")
+    if markers.bad_copy and (r.offset, r.size) != markers.bad_copy:
+        diffs.append(f"cross-check offset/size: trigger copied offset "
+                     f"{markers.bad_copy[0]} size {markers.bad_copy[1]}, oops says "
+                     f"offset {r.offset} size {r.size}")
+    return diffs

@@ -1,0 +1,24 @@
+#!/bin/bash
+# install-deps.sh: installs, via apt, whatever the lab needs and is missing.
+set -euo pipefail
+
+pkgs=(linux-source-6.1 qemu-system-x86 busybox-static python3 python3-pexpect
+      python3-pytest expect ccache gcc make bc bison flex libelf-dev libssl-dev
+      cpio xz-utils patch git file perl binutils libc6-dev)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+	sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,54 @@
+#!/bin/bash
+# prepare-tree.sh TARBALL TREE SERIES_DIR
+#
+# Extracts the Debian linux-source tarball into TREE and applies every patch
+# listed in SERIES_DIR/series, in order.  A stamp file records a hash of the
+# tarball identity and of every series file; when it matches, the tree is
+# left alone (so kernel builds stay incremental), otherwise the tree is
+# re-extracted from scratch and the series re-applied.
+set -euo pipefail
+
+tarball=$1
+tree=$2
+series_dir=$3
+
+die() { echo "prepare-tree: $*" >&2; exit 1; }
+
+[ -r "$tarball" ] || die "kernel tarball $tarball not found (apt-get install linux-source-6.1)"
+[ -r "$series_dir/series" ] || die "$series_dir/series not found"
+
+mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$series_dir/series" | grep -v '^$' || true)
+for p in "${patches[@]}"; do
+	[ -r "$series_dir/$p" ] || die "series lists $p but $series_dir/$p does not exist"
+done
+
+stamp_of() {
+	# Tarball identity: path, size and mtime (hashing 130 MB each run is slow).
+	stat -c '%n %s %Y' "$tarball"
+	sha256sum "$series_dir/series"
+	for p in "${patches[@]}"; do sha256sum "$series_dir/$p"; done
+}
+want=$(stamp_of | sha256sum | cut -d' ' -f1)
+stamp="$tree.stamp"
+
+if [ -d "$tree" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+	echo "prepare-tree: $tree is up to date (${#patches[@]} patches)"
+	exit 0
+fi
+
+echo "prepare-tree: extracting $tarball into $tree"
+rm -rf "$tree" "$stamp" "$tree.tmp"
+mkdir -p "$tree.tmp"
+tar -C "$tree.tmp" -xf "$tarball"
+top=$(find "$tree.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+[ -f "$top/Makefile" ] || die "$tarball does not contain a kernel tree"
+mv "$top" "$tree"
+rmdir "$tree.tmp"
+
+for p in "${patches[@]}"; do
+	echo "prepare-tree: applying $p"
+	patch -d "$tree" -p1 --forward --batch --quiet < "$series_dir/$p" ||
+		die "patch $p does not apply (tree left at $tree for inspection)"
+done
+echo "$want" > "$stamp"
+echo "prepare-tree: $tree ready (${#patches[@]} patches)"
