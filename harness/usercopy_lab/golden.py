@@ -16,7 +16,10 @@ are comments.  File-level keys:
 Report keys (after a "report:" line): direction, object, cache, offset,
 size, bug-site (file, or file:line, prefix match), rip, frames (function
 names that must appear in this order in the call trace; others may sit
-between them).
+between them), offset-base (instead of a fixed offset: the offset must be
+the address LKDTM printed in its "attempting bad copy ... from kernel X:
+ADDR" line minus this base; for kernel text, whose offsets move with every
+build).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from .report_model import KINDS, Report
 
 OUTCOMES = ("killed", "returned", "xfail", "unknown-trigger")
 _REPORT_KEYS = ("direction", "object", "cache", "offset", "size", "bug-site",
-                "rip", "frames")
+                "rip", "frames", "offset-base")
 _FILE_KEYS = ("trigger", "outcome", "lkdtm-before", "lkdtm-expect",
               "lkdtm-absent", "report")
 
@@ -111,6 +114,11 @@ def load(path: Path) -> Golden:
             else:
                 if key in ("offset", "size") and not value.isdigit():
                     raise GoldenError(f"{where}: {key} must be a number")
+                if key == "offset-base":
+                    try:
+                        int(value, 16)
+                    except ValueError:
+                        raise GoldenError(f"{where}: offset-base must be hex") from None
                 reports[-1].fields[key] = value
         else:
             raise GoldenError(f"{where}: unknown key '{key}' (known: "
@@ -131,8 +139,13 @@ def load_dir(path: Path) -> dict[str, Golden]:
     return {p.stem: load(p) for p in sorted(path.glob("*.txt"))}
 
 
-def match_expected(exp: ExpectedReport, report: Report) -> list[str]:
-    """Field-by-field comparison; each mismatch reads 'field: expected X, saw Y'."""
+def match_expected(exp: ExpectedReport, report: Report,
+                   bad_address: int | None = None) -> list[str]:
+    """Field-by-field comparison; each mismatch reads 'field: expected X, saw Y'.
+
+    bad_address is the kernel address LKDTM printed for its bad copy, needed
+    by an offset-base expectation.
+    """
     diffs: list[str] = []
     if report.kind != exp.kind:
         diffs.append(f"kind: expected {exp.kind}, saw {report.kind}")
@@ -140,6 +153,11 @@ def match_expected(exp: ExpectedReport, report: Report) -> list[str]:
             "cache": report.cache, "offset": report.offset, "size": report.size,
             "bug-site": report.bug_site, "rip": report.rip}
     for key, want in exp.fields.items():
+        if key == "offset-base":
+            if bad_address is None:
+                diffs.append("offset: golden uses offset-base but LKDTM printed no address")
+                continue
+            key, want = "offset", str(bad_address - int(want, 16))
         got = seen[key]
         if key == "bug-site":
             ok = got is not None and (got == want or got.startswith(want + ":"))

@@ -1,0 +1,174 @@
+"""Golden files of expected-oops/default against real captured consoles.
+
+Every log in testdata/console/ was captured from the lab kernel; these tests
+prove both that the golden files describe what the kernel really printed and
+that changing any pinned field makes the matcher fail, naming the field.
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from usercopy_lab.golden import GoldenError, load, load_dir
+from usercopy_lab.trigger_run import evaluate_log
+
+REPO = Path(__file__).resolve().parents[2]
+CONSOLE = Path(__file__).parent / "testdata" / "console"
+GOLDEN = REPO / "expected-oops" / "default"
+UPSTREAM_TRIGGERS = sorted(p.stem for p in GOLDEN.glob("USERCOPY_*.txt")
+                           if (CONSOLE / f"{p.stem}.log").exists())
+
+
+def verdict_of(trigger: str, golden, log: str | None = None):
+    return evaluate_log("default", trigger, CONSOLE / (log or f"{trigger}.log"), golden, "")
+
+
+def test_every_upstream_trigger_has_a_log_and_a_golden_file():
+    assert len(UPSTREAM_TRIGGERS) == 10
+
+
+@pytest.mark.parametrize("trigger", UPSTREAM_TRIGGERS)
+def test_captured_console_matches_its_golden_file(trigger):
+    result = verdict_of(trigger, load(GOLDEN / f"{trigger}.txt"))
+    assert result.verdict == "PASS", result.diffs
+    assert result.diffs == []
+
+
+def _mutated(trigger: str, key: str, value: str):
+    golden = copy.deepcopy(load(GOLDEN / f"{trigger}.txt"))
+    golden.reports[0].fields[key] = value
+    return golden
+
+
+@pytest.mark.parametrize("key,value", [
+    ("cache", "kmalloc-1k"),
+    ("offset", "256"),
+    ("size", "65"),
+    ("direction", "overwrite"),
+    ("object", "SLAB object"),
+    ("rip", "__check_heap_object"),
+    ("bug-site", "mm/slub.c"),
+])
+def test_changed_field_turns_pass_into_fail_naming_the_field(key, value):
+    result = verdict_of("USERCOPY_SLAB_WHITELIST_TO",
+                        _mutated("USERCOPY_SLAB_WHITELIST_TO", key, value))
+    assert result.verdict == "FAIL"
+    assert len(result.diffs) == 1
+    assert result.diffs[0].startswith(f"report 1 {key}: expected {value!r}")
+
+
+def test_missing_frame_fails_and_names_it():
+    golden = copy.deepcopy(load(GOLDEN / "USERCOPY_SLAB_SIZE_TO.txt"))
+    golden.reports[0].frames.insert(2, "seq_read_iter")
+    result = verdict_of("USERCOPY_SLAB_SIZE_TO", golden)
+    assert result.verdict == "FAIL"
+    assert "missing from 'seq_read_iter'" in result.diffs[0]
+
+
+def test_frames_out_of_order_fail():
+    golden = copy.deepcopy(load(GOLDEN / "USERCOPY_SLAB_SIZE_TO.txt"))
+    golden.reports[0].frames = ["direct_entry", "__check_heap_object"]
+    assert verdict_of("USERCOPY_SLAB_SIZE_TO", golden).verdict == "FAIL"
+
+
+def test_kernel_text_offset_is_checked_against_lkdtm_address():
+    golden = copy.deepcopy(load(GOLDEN / "USERCOPY_KERNEL.txt"))
+    golden.reports[0].fields["offset-base"] = "0xffffffff81000010"
+    result = verdict_of("USERCOPY_KERNEL", golden)
+    assert result.verdict == "FAIL"
+    assert result.diffs == ["report 1 offset: expected '661136', saw 661152"]
+
+
+def test_log_of_another_trigger_fails():
+    result = verdict_of("USERCOPY_SLAB_WHITELIST_TO",
+                        load(GOLDEN / "USERCOPY_SLAB_WHITELIST_TO.txt"),
+                        log="USERCOPY_SLAB_WHITELIST_FROM.log")
+    assert result.verdict == "FAIL"
+    assert any(d.startswith("report 1 direction:") for d in result.diffs)
+
+
+def test_truncated_report_is_not_trusted():
+    result = verdict_of("USERCOPY_SLAB_SIZE_TO", load(GOLDEN / "USERCOPY_SLAB_SIZE_TO.txt"),
+                        log="truncated-USERCOPY_SLAB_SIZE_TO.log")
+    assert result.verdict == "ERROR"   # the log also ends before the END marker
+
+
+def test_two_reports_where_one_is_expected_fail():
+    result = verdict_of("USERCOPY_SLAB_WHITELIST_FROM",
+                        load(GOLDEN / "USERCOPY_SLAB_WHITELIST_FROM.txt"),
+                        log="two-reports-WARNING-then-USERCOPY_SLAB_WHITELIST_FROM.log")
+    assert result.verdict == "FAIL"
+    assert result.diffs[0].startswith("report 1 kind: expected usercopy_abort, saw warning")
+    assert "report 2: unexpected" in result.diffs[-1] or \
+        any("report 2" in d for d in result.diffs)
+
+
+def test_unknown_trigger_is_skip_without_golden_and_fail_with_one():
+    assert verdict_of("NO_SUCH_TRIGGER", None).verdict == "SKIP"
+    golden = copy.deepcopy(load(GOLDEN / "USERCOPY_SLAB_SIZE_TO.txt"))
+    result = verdict_of("NO_SUCH_TRIGGER", golden)
+    assert result.verdict == "FAIL"
+    assert result.diffs == ["outcome: expected killed, saw unknown-trigger"]
+
+
+def test_panic_without_end_marker_is_error():
+    result = verdict_of("PANIC", None)
+    assert result.verdict == "ERROR"
+
+
+def test_missing_golden_file_is_fail():
+    result = verdict_of("USERCOPY_SLAB_SIZE_TO", None)
+    assert result.verdict == "FAIL"
+    assert result.diffs == ["golden: no golden file for USERCOPY_SLAB_SIZE_TO"]
+
+
+def test_no_oops_where_one_is_expected_fails():
+    result = verdict_of("USERCOPY_VMALLOC", load(GOLDEN / "USERCOPY_FOLIO.txt"),
+                        log="USERCOPY_VMALLOC.log")
+    assert result.verdict == "FAIL"
+    assert "outcome: expected killed, saw returned (status 0)" in result.diffs
+
+
+def test_lkdtm_fail_line_is_always_a_fail(tmp_path):
+    log = tmp_path / "USERCOPY_SLAB_SIZE_TO.log"
+    text = (CONSOLE / "USERCOPY_SLAB_SIZE_TO.log").read_text()
+    marker = "USERCOPY-LAB-END"
+    text = text.replace(marker, "[    0.700000] lkdtm: FAIL: bad usercopy not detected!\n"
+                        + marker, 1)
+    log.write_text(text)
+    result = evaluate_log("default", "USERCOPY_SLAB_SIZE_TO", log,
+                          load(GOLDEN / "USERCOPY_SLAB_SIZE_TO.txt"), "")
+    assert result.verdict == "FAIL"
+    assert result.diffs == ["lkdtm-absent: LKDTM said 'FAIL: bad usercopy not detected!'"]
+
+
+def test_tests_txt_expected_text_must_be_on_the_console():
+    result = evaluate_log("default", "USERCOPY_SLAB_SIZE_TO",
+                          CONSOLE / "USERCOPY_SLAB_SIZE_TO.log",
+                          load(GOLDEN / "USERCOPY_SLAB_SIZE_TO.txt"), "from SLUB object 'kmalloc-2k'")
+    assert result.verdict == "FAIL"
+    assert result.expected_text_seen is False
+
+
+def test_every_golden_directory_loads():
+    for suite_dir in (REPO / "expected-oops").iterdir():
+        if suite_dir.is_dir():
+            assert load_dir(suite_dir)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("trigger: X\noutcome: killed\nreport: none\ncolour: red\n", "unknown key 'colour'"),
+    ("trigger: Y\noutcome: killed\nreport: none\n", "does not match the file name"),
+    ("trigger: X\noutcome: maybe\n", "outcome must be one of"),
+    ("trigger: X\noutcome: killed\n", "needs either 'report: none' or report blocks"),
+    ("trigger: X\noutcome: killed\ncache: kmalloc-64\n", "before any 'report:' line"),
+    ("trigger: X\noutcome: killed\nreport: usercopy_abort\noffset: 0x10\n", "offset must be a number"),
+    ("trigger: X\noutcome: killed\nreport: usercopy_abort\nlkdtm-expect\n", "expected 'key: value'"),
+])
+def test_bad_golden_file_names_the_problem(tmp_path, text, message):
+    path = tmp_path / "X.txt"
+    path.write_text(text)
+    with pytest.raises(GoldenError, match=message):
+        load(path)
