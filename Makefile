@@ -23,7 +23,7 @@ HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
-.PHONY: all suite test unit-test deps tree kernel kernels initramfs boot bench \
+.PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-check clean distclean help
 
 all: suite
@@ -89,7 +89,12 @@ triage:
 unit-test: deps
 	$(PYTHON) -m pytest -q harness/tests
 
-test: unit-test suite
+booted-test: kernels initramfs
+	USERCOPY_LAB_BUILD=$(CURDIR)/$(BUILD) USERCOPY_LAB_INITRAMFS=$(CURDIR)/$(INITRAMFS) \
+		$(PYTHON) -m pytest -q harness/booted_tests
+
+# Unit tests first (seconds), then the booted harness checks, then the suite.
+test: unit-test booted-test suite
 
 bench: kernel initramfs
 	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)

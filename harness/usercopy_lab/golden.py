@@ -48,8 +48,9 @@ class ExpectedReport:
     def one_line(self) -> str:
         f = self.fields
         if self.kind.startswith("usercopy"):
-            return (f"{self.kind} {f.get('direction', '?')} {f.get('object', '?')}"
-                    f" '{f.get('cache', '')}' off {f.get('offset', '?')}"
+            cache = f" '{f['cache']}'" if "cache" in f else ""
+            return (f"{self.kind} {f.get('direction', '?')} {f.get('object', '?')}{cache}"
+                    f" off {f.get('offset', f.get('offset-base', '?'))}"
                     f" size {f.get('size', '?')}")
         return f"{self.kind} in {f.get('rip', '?')}"
 

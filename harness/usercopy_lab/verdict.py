@@ -24,7 +24,8 @@ def seen_summary(reports: list[Report], markers: ConsoleMarkers) -> str:
     parts = []
     for r in reports:
         if r.kind.startswith("usercopy"):
-            parts.append(f"{r.kind} {r.direction} {r.object} '{r.cache or ''}'"
+            cache = f" '{r.cache}'" if r.cache else ""
+            parts.append(f"{r.kind} {r.direction} {r.object}{cache}"
                          f" off {r.offset} size {r.size}")
         else:
             parts.append(r.title or r.kind)

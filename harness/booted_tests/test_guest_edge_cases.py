@@ -1,0 +1,54 @@
+"""Booted checks of the harness itself: each boots fresh lab guests.
+
+Run by `make test` after the kernels and initramfs are built, with
+USERCOPY_LAB_BUILD (the build folder) and USERCOPY_LAB_INITRAMFS set.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(HARNESS))
+
+from usercopy_lab.cli import main  # noqa: E402
+
+BUILD = Path(os.environ.get("USERCOPY_LAB_BUILD", "/nonexistent"))
+INITRAMFS = Path(os.environ.get("USERCOPY_LAB_INITRAMFS", "/nonexistent"))
+KERNEL = BUILD / "kernel-default" / "arch/x86/boot/bzImage"
+
+pytestmark = pytest.mark.skipif(
+    not (KERNEL.is_file() and INITRAMFS.is_file()),
+    reason="needs USERCOPY_LAB_BUILD/USERCOPY_LAB_INITRAMFS (run via make test)")
+
+
+def run(tmp_path: Path, *extra: str) -> tuple[int, dict]:
+    rc = main(["run", "--suite", "default", "--accel", "tcg",
+               "--build-dir", str(BUILD), "--initramfs", str(INITRAMFS),
+               "--results", str(tmp_path), *extra])
+    data = json.loads((tmp_path / "latest" / "results.json").read_text())
+    return rc, data
+
+
+def test_unknown_trigger_is_a_clear_skip(tmp_path):
+    rc, data = run(tmp_path, "--trigger", "NO_SUCH_TRIGGER")
+    (result,) = data["triggers"]
+    assert result["verdict"] == "SKIP"
+    assert "not listed by provoke-crash/DIRECT" in result["summary"]
+    assert rc == 0
+    assert Path(result["log"]).read_text().count("outcome=unknown-trigger") == 1
+
+
+def test_hanging_guest_is_an_error_with_its_log_kept(tmp_path):
+    # LKDTM's LOOP spins forever with preemption off: the END marker never comes.
+    rc, data = run(tmp_path, "--trigger", "LOOP", "--trigger-timeout", "8")
+    (result,) = data["triggers"]
+    assert rc == 1
+    assert result["verdict"] == "ERROR"
+    log = Path(result["log"]).read_text()
+    assert "lkdtm: Performing direct entry LOOP" in log
+    assert "no USERCOPY-LAB-END within 8s" in log
