@@ -1,0 +1,134 @@
+"""Resolve call-trace frames (func+0x1a/0x40) to file:line with a vmlinux.
+
+Uses binutils the way scripts/faddr2line does: `nm` gives each function's
+start address, `addr2line -f -i` resolves start+offset.  Frames in modules
+("[rds]") need the module's .ko and are left as they are.  A vmlinux
+without DWARF (.debug_line) cannot give file:line; that is said once, as a
+SymbolizeError, instead of printing '??:0' for every frame.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .report_model import Report
+
+_RAW_FRAME = re.compile(
+    r"\s*(?:\[<?[0-9a-f]+>?\]\s*)*(\?\s+)?([A-Za-z_.$][\w.$]*)\+(0x[0-9a-f]+)"
+    r"(?:/0x[0-9a-f]+)?(?:\s+\[([\w-]+)[^\]]*\])?")
+
+
+class SymbolizeError(RuntimeError):
+    """vmlinux cannot be used (missing, no symbols, no debug info, no binutils)."""
+
+
+@dataclass(frozen=True)
+class RawFrame:
+    func: str
+    offset: int
+    module: str | None
+
+
+def raw_frames(report: Report) -> list[RawFrame]:
+    """The reliable call-trace frames of report with their offsets."""
+    out: list[RawFrame] = []
+    in_trace = False
+    for line in report.lines:
+        s = line.strip()
+        if s.startswith(("Call Trace:", "Call trace:", "<TASK>")):
+            in_trace = True
+            continue
+        if s.startswith(("</TASK>", "---[ end")):
+            if out:
+                break
+            continue
+        if not in_trace:
+            continue
+        m = _RAW_FRAME.match(line)
+        if m and not m.group(1) and not s.startswith(("RIP:", "Code:")):
+            out.append(RawFrame(m.group(2), int(m.group(3), 16), m.group(4)))
+    return out
+
+
+@dataclass
+class Symbolizer:
+    vmlinux: Path
+    _symbols: dict[str, int] = field(default_factory=dict)
+
+    def check(self) -> None:
+        if not self.vmlinux.is_file():
+            raise SymbolizeError(f"{self.vmlinux}: no such file")
+        for tool in ("nm", "addr2line", "readelf"):
+            if shutil.which(tool) is None:
+                raise SymbolizeError(f"{tool} not found (apt-get install binutils)")
+        sections = _run(["readelf", "-S", "-W", str(self.vmlinux)])
+        if ".debug_line" not in sections and ".debug_info" not in sections:
+            raise SymbolizeError(
+                f"{self.vmlinux} has no debug info (.debug_line); rebuild with "
+                "CONFIG_DEBUG_INFO=y to get file:line, frames left as function names")
+        for line in _run(["nm", "--defined-only", str(self.vmlinux)]).splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "tTwW":
+                self._symbols.setdefault(parts[2], int(parts[0], 16))
+        if not self._symbols:
+            raise SymbolizeError(f"{self.vmlinux} has no symbol table")
+
+    def resolve(self, frames: list[RawFrame]) -> list[str]:
+        """One "func file:line" (or "func (not resolved: why)") per frame."""
+        addrs: list[int | None] = []
+        for fr in frames:
+            base = None if fr.module else self._symbols.get(fr.func)
+            addrs.append(None if base is None else base + fr.offset)
+        wanted = [a for a in addrs if a is not None]
+        where: dict[int, str] = {}
+        if wanted:
+            text = _run(["addr2line", "-e", str(self.vmlinux), "-f", "-i", "-a"],
+                        "\n".join(hex(a) for a in wanted) + "\n")
+            where = _parse_addr2line(text)
+        out = []
+        for fr, addr in zip(frames, addrs):
+            if fr.module:
+                out.append(f"{fr.func} (module {fr.module}: needs its .ko)")
+            elif addr is None:
+                out.append(f"{fr.func} (not in {self.vmlinux.name})")
+            else:
+                out.append(f"{fr.func} {where.get(addr, '??:0')}")
+        return out
+
+
+def _parse_addr2line(text: str) -> dict[int, str]:
+    """addr2line -a -f -i output: 0xADDR, then (func, file:line) pairs;
+    inlined chains are joined innermost first with ' <- '."""
+    result: dict[int, str] = {}
+    addr: int | None = None
+    locs: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("0x"):
+            if addr is not None:
+                result[addr] = " <- ".join(locs)
+            addr, locs = int(line, 16), []
+            i += 1
+            continue
+        loc = lines[i + 1] if i + 1 < len(lines) else "??:0"
+        locs.append(loc.split(" (discriminator")[0])
+        i += 2
+    if addr is not None:
+        result[addr] = " <- ".join(locs)
+    return result
+
+
+def _run(cmd: list[str], stdin: str | None = None) -> str:
+    try:
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True,
+                              timeout=300, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SymbolizeError(f"{cmd[0]}: {exc}") from exc
+    if proc.returncode != 0:
+        raise SymbolizeError(f"{' '.join(cmd[:2])}: {proc.stderr.strip()[:200]}")
+    return proc.stdout

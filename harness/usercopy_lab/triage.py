@@ -1,0 +1,338 @@
+"""usercopy-lab triage: classify, title, deduplicate and diff kernel logs.
+
+    usercopy-lab triage [--json] [--baseline RESULTS_JSON_OR_DIR]
+                        [--vmlinux FILE] [--golden DIR] LOG_OR_DIR...
+
+Reads serial consoles, dmesg (-T), journalctl -k and syslog files (plain or
+.gz/.xz/.bz2), streaming, and prints one row per distinct report signature:
+count, kind, first file:line, title.  --json prints one JSON object per
+report per line instead.  --baseline marks every signature new / still
+present / gone and exits 1 when anything is new.  --golden names the golden
+file a report matches.  --vmlinux resolves frames to file:line.
+
+Exit status: 0 ok, 1 new signatures against the baseline, 2 nothing could
+be read (or bad arguments).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import sys
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, TextIO
+
+from .oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, make_signature
+from .report_model import Report
+
+LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial",
+                ".gz", ".xz", ".bz2"}
+_READ_ERRORS = (OSError, LogFormatError, lzma.LZMAError, EOFError, zlib.error)
+STATUS_NEW, STATUS_STILL, STATUS_GONE = "new", "still present", "gone"
+GOLDEN_MATCH_LIMIT = 50   # reports per signature matched against golden files
+
+
+class TriageError(Exception):
+    """A problem with an argument (baseline, golden dir): message, exit 2."""
+
+
+# ------------------------------------------------------------------ input
+@dataclass
+class Inputs:
+    files: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def find_logs(paths: list[Path]) -> Inputs:
+    """Files to read: named files as given, directories searched for logs."""
+    out = Inputs()
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and _is_log_name(p))
+            if not found:
+                out.problems.append(f"{path}: directory has no log files "
+                                    f"({', '.join(sorted(s or 'no suffix' for s in LOG_SUFFIXES))})")
+            out.files.extend(found)
+        elif path.exists():
+            out.files.append(path)
+        else:
+            out.problems.append(f"{path}: no such file or directory")
+    return out
+
+
+def _is_log_name(p: Path) -> bool:
+    return (not any(part.startswith(".") for part in p.parts[-1:])
+            and not p.name.upper().startswith("README")
+            and p.suffix.lower() in LOG_SUFFIXES)
+
+
+@dataclass
+class ScanCount:
+    read: int = 0
+    failed: int = 0
+
+
+def scan(files: list[Path], err: TextIO, count: ScanCount | None = None) -> Iterator[Report]:
+    """Reports of every readable file; a clear line on err for the others."""
+    count = count if count is not None else ScanCount()
+    for path in files:
+        stats = ScanStats()
+        try:
+            yield from iter_file(path, stats)
+        except _READ_ERRORS as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            print(f"triage: {path}: {why or type(exc).__name__}; skipped", file=err)
+            count.failed += 1
+            continue
+        count.read += 1
+        if stats.bytes == 0:
+            print(f"triage: {path}: empty file", file=err)
+        if stats.long_lines:
+            print(f"triage: {path}: {stats.long_lines} line(s) longer than "
+                  f"{MAX_LINE // 1024} KiB (first: line {stats.first_long_line}); "
+                  "only their first 64 KiB were read", file=err)
+
+
+# --------------------------------------------------------------- baseline
+def load_baseline(path: Path, err: TextIO) -> dict[str, Report]:
+    """signature -> one report, from a results.json, a JSON list of
+    reports, or a directory / file of logs."""
+    if path.is_file() and (path.suffix == ".json" or _starts_json(path)):
+        try:
+            data = json.loads(path.read_text(errors="replace"))
+        except (OSError, ValueError) as exc:
+            raise TriageError(f"baseline {path}: not readable JSON ({exc})") from exc
+        return _first_by_signature(_reports_from_json(data, path))
+    if not path.exists():
+        raise TriageError(f"baseline {path}: no such file or directory")
+    inputs = find_logs([path])
+    for problem in inputs.problems:
+        print(f"triage: baseline {problem}", file=err)
+    return _first_by_signature(scan(inputs.files, err))
+
+
+def _first_by_signature(reports: Iterable[Report]) -> dict[str, Report]:
+    out: dict[str, Report] = {}
+    for rep in reports:
+        rep.lines = []
+        out.setdefault(rep.signature, rep)
+    return out
+
+
+def _starts_json(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(64).lstrip()[:1] in (b"{", b"[")
+
+
+def _reports_from_json(data: Any, path: Path) -> list[Report]:
+    items: list[Any]
+    if isinstance(data, dict) and "triggers" in data:
+        items = [r for t in data["triggers"] if isinstance(t, dict)
+                 for r in t.get("reports", [])]
+    elif isinstance(data, dict) and "reports" in data:
+        items = data["reports"]
+    elif isinstance(data, list):
+        items = data
+    else:
+        raise TriageError(f"baseline {path}: expected {{'triggers': [...]}} or a list of reports")
+    known = {f.name for f in fields(Report)}
+    out = []
+    for item in items:
+        if not isinstance(item, dict) or "kind" not in item:
+            raise TriageError(f"baseline {path}: a report without 'kind': {str(item)[:80]}")
+        args = {k: v for k, v in item.items() if k in known}
+        args.setdefault("file", str(path))
+        args.setdefault("line", 0)
+        rep = Report(**args)
+        if rep.title:
+            # Recompute, so baselines from older runs compare by today's rule.
+            rep.signature = make_signature(rep)
+        out.append(rep)
+    return out
+
+
+# ----------------------------------------------------------------- golden
+def load_golden(dirs: list[Path]) -> list[tuple[str, Any]]:
+    """(name, Golden) for every golden file under dirs (one level of
+    suite sub-directories allowed)."""
+    try:
+        from . import golden as golden_mod
+    except ImportError as exc:
+        raise TriageError(f"--golden needs harness/usercopy_lab/golden.py ({exc})") from exc
+    out: list[tuple[str, Any]] = []
+    for d in dirs:
+        if not d.is_dir():
+            raise TriageError(f"--golden {d}: not a directory")
+        subdirs = [d] + sorted(p for p in d.iterdir() if p.is_dir())
+        for sub in subdirs:
+            try:
+                loaded = golden_mod.load_dir(sub)
+            except ValueError as exc:
+                raise TriageError(f"--golden: {exc}") from exc
+            prefix = "" if sub == d else f"{sub.name}/"
+            out.extend((prefix + name, g) for name, g in loaded.items())
+        if not out:
+            raise TriageError(f"--golden {d}: no golden *.txt files")
+    return out
+
+
+def golden_names(goldens: list[tuple[str, Any]], report: Report) -> list[str]:
+    from . import golden as golden_mod
+    return [name for name, g in goldens if not golden_mod.match_report(g, report)]
+
+
+# ------------------------------------------------------------------- rows
+@dataclass
+class Row:
+    first: Report
+    count: int = 0
+    golden: list[str] = field(default_factory=list)
+    all_truncated: bool = True
+    status: str | None = None
+    symbolized: list[str] = field(default_factory=list)
+
+
+def _where(rep: Report) -> str:
+    return f"{rep.file}:{rep.line}"
+
+
+def print_table(rows: list[Row], gone: list[Report], out: TextIO,
+                with_status: bool) -> None:
+    if not rows and not gone:
+        print("no kernel reports found", file=out)
+        return
+    first_w = max([len(_where(r.first)) for r in rows] + [10])
+    kind_w = max([len(r.first.kind) for r in rows] + [4])
+    status_w = len(STATUS_STILL)
+    head = f"{'COUNT':>5}  {'KIND':<{kind_w}}  {'FIRST SEEN':<{first_w}}  TITLE"
+    if with_status:
+        head = f"{'STATUS':<{status_w}}  " + head
+    print(head, file=out)
+    for row in rows:
+        rep = row.first
+        extra = ""
+        if row.all_truncated:
+            extra += "  [truncated]"
+        if row.golden:
+            extra += f"  [golden: {', '.join(row.golden)}]"
+        line = (f"{row.count:>5}  {rep.kind:<{kind_w}}  {_where(rep):<{first_w}}  "
+                f"{rep.title}{extra}")
+        if with_status:
+            line = f"{row.status or '':<{status_w}}  " + line
+        print(line, file=out)
+        for sym in row.symbolized:
+            print(f"{'':>7}{sym}", file=out)
+    for rep in gone:
+        print(f"{STATUS_GONE:<{status_w}}  {'-':>5}  {rep.kind:<{kind_w}}  "
+              f"{_where(rep):<{first_w}}  {rep.title}", file=out)
+    total = sum(r.count for r in rows)
+    print(f"\n{total} report(s), {len(rows)} distinct signature(s)", file=out)
+
+
+# -------------------------------------------------------------------- cli
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "triage", help="classify, deduplicate and diff kernel reports in logs",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per report per line")
+    p.add_argument("--baseline", type=Path, metavar="RESULTS_JSON_OR_DIR",
+                   help="previous results.json (or JSON list of reports) or logs")
+    p.add_argument("--vmlinux", type=Path, metavar="FILE",
+                   help="resolve frames to file:line (needs debug info)")
+    p.add_argument("--golden", type=Path, action="append", metavar="DIR",
+                   help="golden directory (expected-oops/ or one suite of it)")
+    p.add_argument("paths", type=Path, nargs="+", metavar="LOG_OR_DIR")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out, err = sys.stdout, sys.stderr
+    try:
+        return _run(args, out, err)
+    except TriageError as exc:
+        print(f"triage: {exc}", file=err)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    goldens = load_golden(args.golden) if args.golden else []
+    baseline = load_baseline(args.baseline, err) if args.baseline else None
+    symbolizer = None
+    if args.vmlinux:
+        from .symbolize import Symbolizer, SymbolizeError
+        symbolizer = Symbolizer(args.vmlinux)
+        try:
+            symbolizer.check()
+        except SymbolizeError as exc:
+            print(f"triage: --vmlinux: {exc}", file=err)
+            symbolizer = None
+
+    inputs = find_logs(args.paths)
+    for problem in inputs.problems:
+        print(f"triage: {problem}", file=err)
+    if not inputs.files:
+        print("triage: nothing to read", file=err)
+        return 2
+
+    rows: dict[str, Row] = {}
+    counted = ScanCount()
+    for rep in scan(inputs.files, err, counted):
+        row = rows.get(rep.signature)
+        new_row = row is None
+        names: list[str] = []
+        if goldens and (new_row or row.count < GOLDEN_MATCH_LIMIT or args.json):
+            names = golden_names(goldens, rep)
+        if row is None:
+            row = rows[rep.signature] = Row(first=rep)
+            if baseline is not None:
+                row.status = STATUS_STILL if rep.signature in baseline else STATUS_NEW
+            if symbolizer is not None:
+                row.symbolized = _symbolize(symbolizer, rep, err)
+        row.count += 1
+        row.all_truncated = row.all_truncated and rep.truncated
+        row.golden.extend(n for n in names if n not in row.golden)
+        if args.json:
+            obj = rep.to_json()
+            if goldens:
+                obj["golden"] = names
+            if baseline is not None:
+                obj["baseline"] = row.status
+            if symbolizer is not None:
+                obj["symbolized"] = row.symbolized if new_row else _symbolize(symbolizer, rep, err)
+            print(json.dumps(obj), file=out)
+        else:
+            rep.lines = []  # only counts and the first report stay in memory
+
+    if counted.read == 0:
+        print("triage: no file could be read", file=err)
+        return 2
+    gone = [r for s, r in (baseline or {}).items() if s not in rows]
+    if args.json:
+        for rep in gone:
+            obj = rep.to_json()
+            obj["baseline"] = STATUS_GONE
+            print(json.dumps(obj), file=out)
+    else:
+        print_table(list(rows.values()), gone, out, baseline is not None)
+    if baseline is not None:
+        new = sum(1 for r in rows.values() if r.status == STATUS_NEW)
+        print(f"triage: baseline: {new} new, "
+              f"{len(rows) - new} still present, {len(gone)} gone", file=err)
+        if new:
+            return 1
+    return 0
+
+
+def _symbolize(symbolizer: Any, rep: Report, err: TextIO) -> list[str]:
+    from .symbolize import SymbolizeError, raw_frames
+    try:
+        return symbolizer.resolve(raw_frames(rep))
+    except SymbolizeError as exc:
+        print(f"triage: --vmlinux: {exc}", file=err)
+        return []
