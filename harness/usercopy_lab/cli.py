@@ -116,11 +116,17 @@ def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
     golden = load_dir(suite.golden_dir)
     listed = {t.name: t for t in suite.triggers()}
     wanted = args.trigger or [t.name for t in listed.values() if not t.skip_reason]
+    checks = [] if args.trigger else list(suite.checks)
+    guests = [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
+                               initramfs=args.initramfs, trigger=name,
+                               extra_cmdline=suite.cmdline, accel=accel))
+              for name in wanted]
+    guests += [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
+                                initramfs=args.initramfs, helper=name,
+                                extra_cmdline=suite.cmdline, accel=accel))
+               for name in checks]
     results = []
-    for name in wanted:
-        spec = GuestSpec(kernel=suite.kernel_image(args.build_dir),
-                         initramfs=args.initramfs, trigger=name,
-                         extra_cmdline=suite.cmdline, accel=accel)
+    for name, spec in guests:
         expected = listed[name].expected_text if name in listed else ""
         log = out_dir / suite.name / f"{name}.log"
         r = run_trigger(suite.name, spec, golden.get(name), expected, log, limits,

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 _END_RE = re.compile(r"USERCOPY-LAB-END trigger=(\S+) outcome=([\w-]+)(?: (signal|status)=(\d+))?")
+# In-guest check programs (initramfs-src/check-*.c) print one line per check.
+CHECK_PREFIX = "usercopy-lab-check: "
 _START_RE = re.compile(r"USERCOPY-LAB-START trigger=(\S+)")
 _WINDOW_RE = re.compile(r"expecting window offset (\d+) size (\d+) in '([^']+)'")
 _BAD_COPY_RE = re.compile(r"attempting bad copy_(?:to|from)_user at offset (\d+) size (\d+)")
@@ -34,6 +36,7 @@ class ConsoleMarkers:
     signal: int | None = None
     status: int | None = None
     lkdtm: list[str] = field(default_factory=list)   # text after "lkdtm: "
+    checks: list[str] = field(default_factory=list)  # after "usercopy-lab-check: "
     window: Window | None = None
     bad_copy: tuple[int, int] | None = None          # (offset, size)
     bad_address: int | None = None                   # address LKDTM printed
@@ -60,6 +63,9 @@ def read_markers(lines: list[str]) -> ConsoleMarkers:
                     found.signal = int(m.group(4))
                 elif m.group(3) == "status":
                     found.status = int(m.group(4))
+            continue
+        if (pos := line.find(CHECK_PREFIX)) >= 0:
+            found.checks.append(line[pos + len(CHECK_PREFIX):])
             continue
         pos = line.find("lkdtm: ")
         if pos < 0:

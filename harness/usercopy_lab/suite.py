@@ -28,6 +28,7 @@ class Suite:
     cmdline: str
     golden_dir: Path
     triggers_file: Path
+    checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -48,7 +49,8 @@ def load_suites(path: Path) -> dict[str, Suite]:
         if missing:
             raise SuiteError(f"{path}: suite [{name}] lacks {', '.join(sorted(missing))}")
         suites[name] = Suite(name, table["kernel"], table.get("cmdline", ""),
-                             root / table["golden"], root / table["triggers"])
+                             root / table["golden"], root / table["triggers"],
+                             tuple(table.get("checks", ())))
     return suites
 
 

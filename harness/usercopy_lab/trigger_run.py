@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from .console_capture import capture_guest
-from .console_markers import read_markers
+from .console_markers import ConsoleMarkers, read_markers
 from .golden import Golden
 from .oops_parser import parse_file
 from .qemu_boot import GuestSpec
 from .report_model import Report
-from .verdict import ERROR, Verdict, decide
+from .verdict import ERROR, Verdict, decide, decide_check
 
 
 @dataclass
@@ -50,8 +50,10 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
         cap = capture_guest(spec, log_path, limits.boot_timeout,
                             limits.trigger_timeout, live=live)
     except Exception as exc:  # the log must still be reported, never lost
-        return TriggerResult(suite, spec.trigger, ERROR, f"harness error: {exc!r}",
-                             0.0, str(log_path), None)
+        return TriggerResult(suite, spec.trigger or spec.helper, ERROR,
+                             f"harness error: {exc!r}", 0.0, str(log_path), None)
+    if spec.helper:
+        return evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds)
     return evaluate_log(suite, spec.trigger, log_path, golden, expected_text,
                         cap.error, cap.seconds)
 
@@ -60,9 +62,7 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
                  expected_text: str, capture_error: str | None = None,
                  seconds: float = 0.0) -> TriggerResult:
     """Verdict for an already captured console log (also used by tests)."""
-    text = log_path.read_bytes().decode("utf-8", errors="replace")
-    markers = read_markers(text.splitlines())
-    reports = parse_file(log_path)
+    text, markers, reports = _read_console(log_path)
     verdict: Verdict = decide(trigger, capture_error, markers, reports, golden)
     seen = None
     if expected_text:
@@ -73,3 +73,18 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
     return TriggerResult(suite, trigger, verdict.verdict, verdict.summary, seconds,
                          str(log_path), str(golden.path) if golden else None,
                          verdict.diffs, seen, reports)
+
+
+def evaluate_check_log(suite: str, name: str, log_path: Path,
+                       capture_error: str | None = None,
+                       seconds: float = 0.0) -> TriggerResult:
+    """Verdict for the console of an in-guest check program."""
+    _, markers, reports = _read_console(log_path)
+    verdict = decide_check(name, capture_error, markers, reports)
+    return TriggerResult(suite, name, verdict.verdict, verdict.summary, seconds,
+                         str(log_path), None, verdict.diffs, None, reports)
+
+
+def _read_console(log_path: Path) -> tuple[str, ConsoleMarkers, list[Report]]:
+    text = log_path.read_bytes().decode("utf-8", errors="replace")
+    return text, read_markers(text.splitlines()), parse_file(log_path)

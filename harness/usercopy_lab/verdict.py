@@ -122,3 +122,27 @@ def _cross_check(markers: ConsoleMarkers, reports: list[Report]) -> list[str]:
                      f"{markers.bad_copy[0]} size {markers.bad_copy[1]}, oops says "
                      f"offset {r.offset} size {r.size}")
     return diffs
+
+
+def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
+                 reports: list[Report]) -> Verdict:
+    """Verdict of an in-guest check program (lab.helper=NAME).
+
+    PASS needs: the program ran and exited 0, printed at least one PASS line
+    and no FAIL line, and the kernel printed no report meanwhile.
+    """
+    if markers.started is None:
+        return Verdict(ERROR, capture_error or "guest never started the check")
+    if markers.ended is None:
+        return Verdict(ERROR, capture_error or "no end marker")
+    passed = [c for c in markers.checks if c.startswith("PASS:")]
+    failed = [c for c in markers.checks if c.startswith("FAIL:")]
+    diffs = [f"check: {c}" for c in failed]
+    diffs += [f"report: unexpected {r.title or r.kind} (line {r.line})" for r in reports]
+    if markers.outcome != "returned" or markers.status != 0:
+        diffs.append(f"outcome: expected returned status=0, saw {markers.outcome} "
+                     f"signal={markers.signal} status={markers.status}")
+    if not passed:
+        diffs.append("check: no PASS line printed")
+    summary = f"{len(passed)} checks passed, {len(failed)} failed"
+    return Verdict(FAIL if diffs else PASS, summary, diffs)
