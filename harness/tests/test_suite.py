@@ -11,10 +11,11 @@ def test_repo_suites_name_existing_golden_dirs_and_trigger_lists():
     suites = load_suites(REPO / "suites.toml")
     assert "default" in suites
     for suite in suites.values():
-        assert suite.golden_dir.is_dir(), suite.golden_dir
+        assert all(d.is_dir() for d in suite.golden_dirs), suite.golden_dirs
         names = [t.name for t in suite.triggers() if not t.skip_reason]
         assert names
-        missing = [n for n in names if not (suite.golden_dir / f"{n}.txt").exists()]
+        golden = suite.golden()
+        missing = [n for n in names if n not in golden]
         assert missing == [], f"suite {suite.name}: no golden file for {missing}"
 
 
@@ -37,3 +38,26 @@ def test_suite_without_golden_key_is_an_error(tmp_path):
     path.write_text('[x]\nkernel = "default"\ntriggers = "t.txt"\n')
     with pytest.raises(SuiteError, match="lacks golden"):
         load_suites(path)
+
+
+def test_variant_golden_folder_overrides_the_default_one(tmp_path):
+    for folder, outcome in (("default", "killed"), ("variant", "returned")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "A.txt").write_text(f"trigger: A\noutcome: {outcome}\nreport: none\n")
+    (tmp_path / "default" / "B.txt").write_text("trigger: B\noutcome: killed\nreport: none\n")
+    (tmp_path / "t.txt").write_text("A\nB\nC\n")
+    (tmp_path / "suites.toml").write_text(
+        '[v]\nkernel = "default"\ngolden = ["variant", "default"]\n'
+        'triggers = "t.txt"\nonly = ["A", "B"]\n')
+    suite = load_suites(tmp_path / "suites.toml")["v"]
+    golden = suite.golden()
+    assert (golden["A"].outcome, golden["B"].outcome) == ("returned", "killed")
+    assert [t.name for t in suite.triggers()] == ["A", "B"]
+
+
+def test_only_must_name_listed_triggers(tmp_path):
+    (tmp_path / "t.txt").write_text("A\n")
+    (tmp_path / "suites.toml").write_text(
+        '[v]\nkernel = "default"\ngolden = "g"\ntriggers = "t.txt"\nonly = ["Z"]\n')
+    with pytest.raises(SuiteError, match="'only' names Z"):
+        load_suites(tmp_path / "suites.toml")["v"].triggers()

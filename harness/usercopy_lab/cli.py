@@ -113,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
                limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
-    golden = load_dir(suite.golden_dir)
+    golden = suite.golden()
     listed = {t.name: t for t in suite.triggers()}
     wanted = args.trigger or [t.name for t in listed.values() if not t.skip_reason]
     checks = [] if args.trigger else list(suite.checks)

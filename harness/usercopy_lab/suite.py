@@ -6,6 +6,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .golden import Golden, load_dir
+
 
 _NAME_RE = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -26,15 +28,31 @@ class Suite:
     name: str
     kernel: str            # build/kernel-<kernel>/
     cmdline: str
-    golden_dir: Path
+    golden_dirs: tuple[Path, ...]  # searched in order: a variant's own first
     triggers_file: Path
     checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
+    only: tuple[str, ...] = ()     # run only these triggers of triggers_file
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
 
     def triggers(self) -> list[Trigger]:
-        return read_tests_txt(self.triggers_file)
+        listed = read_tests_txt(self.triggers_file)
+        if not self.only:
+            return listed
+        names = {t.name for t in listed}
+        unknown = [n for n in self.only if n not in names]
+        if unknown:
+            raise SuiteError(f"suite [{self.name}]: 'only' names {', '.join(unknown)}, "
+                             f"not in {self.triggers_file}")
+        return [t for t in listed if t.name in self.only]
+
+    def golden(self) -> dict[str, Golden]:
+        """Golden file per trigger; a variant's folder overrides later ones."""
+        found: dict[str, Golden] = {}
+        for folder in reversed(self.golden_dirs):
+            found.update(load_dir(folder))
+        return found
 
 
 def load_suites(path: Path) -> dict[str, Suite]:
@@ -48,9 +66,11 @@ def load_suites(path: Path) -> dict[str, Suite]:
         missing = {"kernel", "golden", "triggers"} - table.keys()
         if missing:
             raise SuiteError(f"{path}: suite [{name}] lacks {', '.join(sorted(missing))}")
+        golden = table["golden"]
+        golden = [golden] if isinstance(golden, str) else golden
         suites[name] = Suite(name, table["kernel"], table.get("cmdline", ""),
-                             root / table["golden"], root / table["triggers"],
-                             tuple(table.get("checks", ())))
+                             tuple(root / g for g in golden), root / table["triggers"],
+                             tuple(table.get("checks", ())), tuple(table.get("only", ())))
     return suites
 
 
