@@ -697,6 +697,24 @@ def _drain(asm: _Assembler) -> Iterator[Report]:
     return iter(done)
 
 
+def _skip(buf: bytes, pos: int, end: int, stats: ScanStats) -> None:
+    """Count the complete lines buf[pos:end] without looking at them, except
+    for noting overlong ones (one rfind per MAX_LINE window)."""
+    base = stats.lines
+    stats.lines += buf.count(b"\n", pos, end)
+    p = pos
+    while end - p > MAX_LINE:
+        nl = buf.rfind(b"\n", p, p + MAX_LINE + 1)
+        if nl >= 0:
+            p = nl + 1
+            continue
+        stats.long_lines += 1
+        if not stats.first_long_line:
+            stats.first_long_line = base + buf.count(b"\n", pos, p) + 1
+        nl = buf.find(b"\n", p, end)
+        p = end if nl < 0 else nl + 1
+
+
 def _block(buf: bytes, end: int, asm: _Assembler, stats: ScanStats) -> Iterator[Report]:
     """Feed the complete lines buf[:end]; skip trigger-free stretches."""
     nexts = [-2] * len(_TRIGGERS_B)   # cached next hit per trigger; -1: none
@@ -716,12 +734,12 @@ def _block(buf: bytes, end: int, asm: _Assembler, stats: ScanStats) -> Iterator[
                 if hit < 0 or p < hit:
                     hit = p
             if hit < 0:
-                stats.lines += buf.count(b"\n", pos, end)
+                _skip(buf, pos, end, stats)
                 return
             start = buf.rfind(b"\n", pos, hit) + 1
             if start < pos:
                 start = pos
-            stats.lines += buf.count(b"\n", pos, start)
+            _skip(buf, pos, start, stats)
             pos = start
         nl = buf.find(b"\n", pos, end)
         raw = buf[pos:nl]

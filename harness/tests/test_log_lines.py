@@ -1,0 +1,49 @@
+"""log_lines.normalize: every real prefix form comes down to the message."""
+import pytest
+
+from usercopy_lab.log_lines import normalize
+
+MSG = "usercopy: Kernel memory exposure attempt detected from SLUB object 'x' (offset 1, size 2)!"
+
+
+@pytest.mark.parametrize("raw", [
+    MSG,
+    f"[   12.345678] {MSG}\n",
+    f"[   12.345678] {MSG}\r\n",
+    f"[   12.345678][  T123] {MSG}",
+    f"[    5.112233][    C1] {MSG}",
+    f"<4>[   12.345678] {MSG}",
+    f"<0>{MSG}",
+    f"[Thu Dec  3 10:00:01 2020] {MSG}",
+    f"Aug 23 10:00:01 host kernel: {MSG}",
+    f"Aug  3 10:00:01 host kernel: [ 1000.000001] {MSG}",
+    f"Dec 03 12:05:01 buildbox kernel: {MSG}",
+    f"2019-08-23T10:00:01+0000 host kernel: {MSG}",
+    f"2019-08-23T10:00:01.123456+02:00 host kernel: {MSG}",
+    f"kernel: {MSG}",
+    f"4,1234,12345678,-;{MSG}",
+    f"2020-12-03T10:00:01,123456+00:00 {MSG}",
+    f"\x1b[1;31m[   12.345678] {MSG}\x1b[0m\r\n",
+    f"progress 50%\r[   12.345678] {MSG}\r\r\n",
+])
+def test_prefixes_are_stripped(raw):
+    assert normalize(raw) == MSG
+
+
+def test_frame_indentation_is_kept():
+    assert normalize("[    0.528611]  __check_heap_object+0xe4/0x110") == " __check_heap_object+0xe4/0x110"
+    assert normalize("Aug 23 10:00:01 h kernel:  <TASK>") == " <TASK>"
+
+
+@pytest.mark.parametrize("raw", [
+    "Aug 23 10:00:02 host myapp[123]: WARNING: disk almost full",
+    "/ # echo USERCOPY_KERNEL > /sys/kernel/debug/provoke-crash/DIRECT",
+    "USERCOPY-LAB-START trigger=PANIC",
+    "",
+])
+def test_non_kernel_lines_pass_through(raw):
+    assert normalize(raw + "\n") == raw
+
+
+def test_only_one_space_after_stamp_removed():
+    assert normalize("[    1.0]   x") == "  x"

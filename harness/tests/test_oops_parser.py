@@ -1,0 +1,230 @@
+"""oops_parser over our own captured 6.1 consoles and real-world-shaped logs."""
+from pathlib import Path
+
+import pytest
+
+from usercopy_lab.oops_parser import (MAX_LINE, LogFormatError, ScanStats, is_plumbing,
+                                      iter_file, iter_reports, parse_file)
+
+DATA = Path(__file__).parent / "testdata"
+CONSOLE = DATA / "console"
+TRIAGE = DATA / "triage"
+
+
+def one(path: Path):
+    reports = parse_file(path)
+    assert len(reports) == 1, [r.title for r in reports]
+    return reports[0]
+
+
+# -- our own kernel (6.1.192, LKDTM), one per trigger ---------------------
+STACK = "process stack"
+UC = [  # trigger, direction, object, cache, offset, size, guilty
+    ("USERCOPY_SLAB_SIZE_TO", "exposure", "SLUB object", "kmalloc-1k", 16, 1024, "do_usercopy_slab_size"),
+    ("USERCOPY_SLAB_SIZE_FROM", "overwrite", "SLUB object", "kmalloc-1k", 16, 1024, "do_usercopy_slab_size"),
+    ("USERCOPY_SLAB_WHITELIST_TO", "exposure", "SLUB object", "lkdtm-usercopy", 255, 64, "do_usercopy_slab_whitelist"),
+    ("USERCOPY_SLAB_WHITELIST_FROM", "overwrite", "SLUB object", "lkdtm-usercopy", 255, 64, "do_usercopy_slab_whitelist"),
+    ("USERCOPY_STACK_FRAME_TO", "exposure", STACK, None, 64, 32, "do_usercopy_stack"),
+    ("USERCOPY_STACK_FRAME_FROM", "overwrite", STACK, None, 64, 32, "do_usercopy_stack"),
+    ("USERCOPY_STACK_BEYOND", "exposure", STACK, None, 2**64 - 568, 32, "do_usercopy_stack"),
+    ("USERCOPY_KERNEL", "exposure", "kernel text", None, 661152, 4096, "lkdtm_USERCOPY_KERNEL"),
+    ("USERCOPY_FOLIO", "exposure", "page alloc", None, 6144, 4096, "do_usercopy_page_span"),
+]
+
+
+@pytest.mark.parametrize("trigger,direction,obj,cache,offset,size,guilty", UC)
+def test_lab_usercopy_trigger(trigger, direction, obj, cache, offset, size, guilty):
+    r = one(CONSOLE / f"{trigger}.log")
+    assert (r.kind, r.direction, r.object, r.cache, r.offset, r.size) == \
+        ("usercopy_abort", direction, obj, cache, offset, size)
+    assert r.guilty_frame == guilty
+    assert r.bug_site == "mm/usercopy.c:101"
+    assert r.rip == "usercopy_abort"
+    assert r.kernel == "6.1.192 #1"
+    assert not r.truncated
+    assert "direct_entry" in r.frames and not any(f.startswith("?") for f in r.frames)
+    assert r.lines[0].startswith("usercopy: Kernel memory")
+    assert r.title.startswith(f"usercopy: {direction} {'from' if direction == 'exposure' else 'to'} {obj}")
+
+
+def test_same_bug_other_length_same_signature():
+    a = one(CONSOLE / "USERCOPY_STACK_FRAME_TO.log")
+    b = one(CONSOLE / "USERCOPY_STACK_BEYOND.log")
+    assert a.offset != b.offset and a.signature == b.signature
+    c = one(CONSOLE / "USERCOPY_STACK_FRAME_FROM.log")
+    assert c.signature != a.signature
+
+
+def test_lab_vmalloc_and_unknown_trigger_have_no_report():
+    assert parse_file(CONSOLE / "USERCOPY_VMALLOC.log") == []
+    assert parse_file(CONSOLE / "NO_SUCH_TRIGGER.log") == []
+
+
+def test_lab_truncated_mid_trace():
+    r = one(CONSOLE / "truncated-USERCOPY_SLAB_SIZE_TO.log")
+    assert r.truncated
+    assert r.frames == ["__check_heap_object", "__check_object_size"]
+    assert r.guilty_frame is None
+    assert (r.cache, r.offset, r.size) == ("kmalloc-1k", 16, 1024)
+
+
+def test_lab_two_reports():
+    w, u = parse_file(CONSOLE / "two-reports-WARNING-then-USERCOPY_SLAB_WHITELIST_FROM.log")
+    assert (w.kind, w.title, w.bug_site) == ("warning", "WARNING in lkdtm_WARNING", "drivers/misc/lkdtm/bugs.c:85")
+    assert not w.truncated and w.end_line < u.line
+    assert (u.kind, u.direction, u.cache, u.offset) == ("usercopy_abort", "overwrite", "lkdtm-usercopy", 255)
+
+
+def test_lab_panic():
+    r = one(CONSOLE / "PANIC.log")
+    assert (r.kind, r.title, r.guilty_frame) == ("panic", "kernel panic: dumptest", "lkdtm_PANIC")
+    assert not r.truncated  # trace ended with </TASK>
+
+
+def test_lab_generic_bug_and_exception():
+    b = one(CONSOLE / "BUG.log")
+    assert (b.kind, b.rip, b.title) == ("bug", "lkdtm_BUG", "kernel BUG at drivers/misc/lkdtm/bugs.c:78 in lkdtm_BUG")
+    e = one(CONSOLE / "EXCEPTION.log")
+    assert (e.kind, e.title) == ("oops", "BUG: kernel NULL pointer dereference in lkdtm_EXCEPTION")
+
+
+# -- real-world shaped logs --------------------------------------------------
+@pytest.mark.parametrize("name", ["rds_seed011_quoted.log", "rds_seed011_syslog.log"])
+def test_seed_011_rds(name):
+    r = one(TRIAGE / name)
+    assert (r.kind, r.direction, r.guilty_frame) == ("usercopy_warn", "exposure", "put_cmsg")
+    assert r.bug_site == "mm/usercopy.c:81"
+    assert r.frames[:4] == ["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"]
+    assert "__handle_mm_fault" not in r.frames       # '? ' frame dropped
+    assert r.truncated                               # the quote ends without an end marker
+    assert r.title == "usercopy: exposure in put_cmsg"
+
+
+def test_usercopy_warn_with_message():
+    r = one(TRIAGE / "usercopy_warn_4_19_full.log")
+    assert (r.kind, r.object, r.cache, r.offset, r.size) == ("usercopy_warn", "SLAB object", "sctp_sock", 1440, 4)
+    assert (r.guilty_frame, r.kernel, r.truncated) == ("sctp_getsockopt", "4.19.0-6-amd64 #1", False)
+    assert r.line == 2 and r.title == "usercopy: exposure from SLAB object 'sctp_sock' in sctp_getsockopt"
+
+
+def test_dmesg_T_stack_overwrite():
+    r = one(TRIAGE / "dmesg_T_stack_overwrite.log")
+    assert (r.kind, r.direction, r.object, r.offset, r.size) == ("usercopy_abort", "overwrite", STACK, 4088, 16)
+    assert r.guilty_frame == "foo_dev_ioctl"          # __check_object_size.cold skipped
+    assert r.kernel == "6.1.0-13-amd64 #1" and not r.truncated
+    assert "__die_body" not in r.frames and r.frames[0] == "__check_object_size"
+
+
+def test_journalctl_two_same_signature():
+    a, b = parse_file(TRIAGE / "journalctl_slub_kmalloc.log")
+    assert (a.size, b.size) == (80, 96) and a.signature == b.signature
+    assert a.guilty_frame == "simple_read_from_buffer" and "dumpinfo_read" in a.frames
+
+
+def test_legacy_4_8():
+    r = one(TRIAGE / "legacy_4_8_usercopy.log")
+    assert (r.kind, r.direction, r.cache, r.size, r.offset) == ("usercopy_legacy", "exposure", "kmalloc-16", 17, None)
+    assert (r.rip, r.guilty_frame, r.kernel) == ("__check_object_size", "sysctl_getname", "4.8.0-rc2+ #21")
+    assert not r.truncated and "copy_page_to_iter" not in r.frames
+
+
+def test_kasan_with_caller_ids():
+    r = one(TRIAGE / "kasan_caller_id.log")
+    assert (r.kind, r.title, r.cache, r.size) == ("kasan", "KASAN: slab-out-of-bounds in kmalloc_oob_right", "kmalloc-128", 1)
+    assert not r.truncated and r.lines[-1].startswith("=====")
+    assert "kasan_save_stack" not in r.frames         # alloc stack is not the trace
+
+
+def test_gpf():
+    r = one(TRIAGE / "gpf_kasan_nullptr.log")
+    assert (r.kind, r.title, r.kernel) == ("oops", "general protection fault in nfc_llcp_sock_unlink", "6.1.0-rc5-syzkaller #0")
+
+
+def test_oops_followed_by_panic_is_one_report():
+    r = one(TRIAGE / "null_deref_then_panic.log")
+    assert (r.kind, r.title) == ("oops", "BUG: kernel NULL pointer dereference in widget_probe")
+    assert r.lines[-1].startswith("---[ end Kernel panic") and not r.truncated
+
+
+def test_standalone_panic():
+    r = one(TRIAGE / "panic_no_rootfs.log")
+    assert r.title == "kernel panic: VFS: Unable to mount root fs on unknown-block(0,0)"
+    assert r.guilty_frame == "mount_block_root"
+
+
+def test_warning_crlf_ansi_interleaved():
+    r = one(TRIAGE / "warning_crlf_ansi_interleaved.log")
+    assert r.title == "WARNING in drm_crtc_vblank_helper_get_vblank_timestamp_internal"
+    assert r.frames[0] == "drm_get_last_vbltimestamp" and r.frames[-1] == "ret_from_fork"
+    assert not r.truncated and not any("\x1b" in x or "\r" in x for x in r.lines)
+
+
+def test_three_reports_cut_by_each_other():
+    a, b, c = parse_file(TRIAGE / "two_reports_first_cut.log")
+    assert a.truncated and a.object == "kernel text" and a.end_line == 10
+    assert not b.truncated and b.object == "vmalloc 'no area'" and b.cache is None
+    assert c.truncated and (c.object, c.cache, c.direction) == ("SLUB object in left red zone", "kmalloc-32", "overwrite")
+
+
+@pytest.mark.parametrize("path", sorted((TRIAGE / "negative").iterdir()))
+def test_negative_corpus_yields_nothing(path):
+    assert parse_file(path) == []
+
+
+# -- streaming robustness ------------------------------------------------------
+def test_iter_reports_matches_parse_file():
+    path = TRIAGE / "journalctl_slub_kmalloc.log"
+    with open(path) as f:
+        via_lines = list(iter_reports(f, str(path)))
+    assert [r.to_json() for r in via_lines] == [r.to_json() for r in parse_file(path)]
+
+
+def test_chunk_boundaries_do_not_matter(monkeypatch):
+    import usercopy_lab.oops_parser as op
+    want = [r.to_json() for r in parse_file(CONSOLE / "two-reports-WARNING-then-USERCOPY_SLAB_WHITELIST_FROM.log")]
+    for chunk in (7, 100, 4096):
+        monkeypatch.setattr(op, "CHUNK", chunk)
+        got = [r.to_json() for r in parse_file(CONSOLE / "two-reports-WARNING-then-USERCOPY_SLAB_WHITELIST_FROM.log")]
+        assert got == want
+
+
+def test_empty_and_binary(tmp_path):
+    assert parse_file(TRIAGE / "garbage" / "empty.log") == []
+    with pytest.raises(LogFormatError):
+        parse_file(TRIAGE / "garbage" / "binary.bin")
+
+
+def test_huge_line_is_capped_and_counted(tmp_path):
+    p = tmp_path / "huge.log"
+    body = (TRIAGE / "lab61_serial_slab_whitelist.log").read_bytes()
+    with open(p, "wb") as f:
+        f.write(b"x" * (3 * MAX_LINE + 5) + b"\n")
+        f.write(body)
+        f.write(b"y" * (2 * MAX_LINE))            # unterminated at EOF
+    stats = ScanStats()
+    (r,) = list(iter_file(p, stats))
+    assert stats.long_lines == 2 and stats.first_long_line == 1
+    assert r.line == 1 + 10 and r.cache == "lkdtm-usercopy"
+
+
+def test_undecodable_bytes(tmp_path):
+    p = tmp_path / "bad.log"
+    p.write_bytes(b"\xff\xfe junk \xc3\x28\n" + (TRIAGE / "legacy_4_8_usercopy.log").read_bytes())
+    (r,) = parse_file(p)
+    assert r.kind == "usercopy_legacy" and r.line == 2
+
+
+def test_gzip_log(tmp_path):
+    import gzip
+    p = tmp_path / "dmesg.log.gz"
+    p.write_bytes(gzip.compress((TRIAGE / "kasan_caller_id.log").read_bytes()))
+    (r,) = parse_file(p)
+    assert r.kind == "kasan"
+
+
+@pytest.mark.parametrize("func,plumbing", [
+    ("__check_object_size", True), ("usercopy_abort", True), ("_copy_to_user", True),
+    ("copyout", True), ("check_heap_object", True), ("put_cmsg", False),
+    ("do_usercopy_slab_whitelist", False), ("sg_io", False)])
+def test_plumbing(func, plumbing):
+    assert is_plumbing(func) == plumbing

@@ -1,0 +1,124 @@
+"""usercopy-lab triage end to end (argparse -> run), output and exit codes."""
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from usercopy_lab import triage
+
+DATA = Path(__file__).parent / "testdata"
+TRIAGE = DATA / "triage"
+CONSOLE = DATA / "console"
+GOLDEN = Path(__file__).resolve().parents[2] / "expected-oops"
+
+
+def cli(capsys, *argv):
+    parser = argparse.ArgumentParser()
+    triage.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["triage", *map(str, argv)])
+    rc = args.func(args)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_table_one_row_per_signature(capsys):
+    rc, out, err = cli(capsys, TRIAGE / "journalctl_slub_kmalloc.log", TRIAGE / "rds_seed011_syslog.log")
+    assert rc == 0 and "Traceback" not in err
+    rows = [l for l in out.splitlines() if l.startswith("    ")]
+    assert len(rows) == 2
+    assert rows[0].split()[:2] == ["2", "usercopy_abort"]
+    assert "journalctl_slub_kmalloc.log:2" in rows[0]
+    assert "usercopy: exposure in put_cmsg" in rows[1] and "[truncated]" in rows[1]
+    assert "3 report(s), 2 distinct signature(s)" in out
+
+
+def test_json_one_object_per_report(capsys):
+    rc, out, _ = cli(capsys, "--json", TRIAGE / "rds_seed011_quoted.log", TRIAGE / "journalctl_slub_kmalloc.log")
+    objs = [json.loads(l) for l in out.splitlines()]
+    assert rc == 0 and len(objs) == 3
+    keys = {"file", "line", "kind", "direction", "object", "cache", "offset", "size",
+            "guilty_frame", "frames", "kernel", "truncated", "title", "signature"}
+    assert all(keys <= o.keys() for o in objs)
+    rds = objs[0]
+    assert (rds["kind"], rds["direction"], rds["guilty_frame"]) == ("usercopy_warn", "exposure", "put_cmsg")
+    assert objs[1]["size"] == 80 and objs[2]["size"] == 96
+
+
+def test_baseline_from_logs_new_still_gone(capsys):
+    rc, out, err = cli(capsys, "--baseline", CONSOLE / "USERCOPY_KERNEL.log",
+                       TRIAGE / "two_reports_first_cut.log")
+    assert rc == 1
+    status = {l.split("  ")[0].strip(): l for l in out.splitlines() if "usercopy:" in l}
+    assert "kernel text" in status["still present"]
+    assert "1 new" not in err and "2 new, 1 still present, 0 gone" in err
+
+
+def test_baseline_results_json_no_new_exit_0(tmp_path, capsys):
+    rc, out, _ = cli(capsys, "--json", CONSOLE)
+    reports = [json.loads(l) for l in out.splitlines()]
+    results = {"triggers": [{"name": "ALL", "reports": reports}]}
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    rc, out, err = cli(capsys, "--baseline", tmp_path / "results.json", CONSOLE / "BUG.log")
+    assert rc == 0
+    assert "gone" in out and "still present" in out and "0 new" in err
+    (tmp_path / "list.json").write_text(json.dumps(reports[:1]))
+    rc, out, err = cli(capsys, "--baseline", tmp_path / "list.json", CONSOLE / "PANIC.log")
+    assert rc == 1 and out.startswith("STATUS")
+
+
+def test_golden_names_matching_report(capsys):
+    if not (GOLDEN / "default").is_dir():
+        pytest.skip("no expected-oops/default")
+    rc, out, _ = cli(capsys, "--golden", GOLDEN, CONSOLE / "USERCOPY_SLAB_WHITELIST_TO.log",
+                     CONSOLE / "BUG.log")
+    lines = out.splitlines()
+    assert any("golden: default/USERCOPY_SLAB_WHITELIST_TO" in l for l in lines)
+    assert not any("golden" in l for l in lines if "lkdtm_BUG" in l)
+
+
+def test_negative_corpus_prints_nothing_found(capsys):
+    rc, out, err = cli(capsys, TRIAGE / "negative")
+    assert rc == 0 and "no kernel reports found" in out and err == ""
+
+
+@pytest.mark.parametrize("arg,message", [
+    ("garbage/binary.bin", "binary data, not a text log"),
+    ("garbage/empty.log", "empty file"),
+    ("no-such.log", "no such file or directory"),
+])
+def test_garbage_gives_message_not_traceback(capsys, arg, message):
+    rc, out, err = cli(capsys, TRIAGE / arg)
+    assert message in err and "Traceback" not in err
+    assert rc in (0, 2)
+
+
+def test_directory_without_logs(tmp_path, capsys):
+    (tmp_path / "notes.json").write_text("{}")
+    rc, out, err = cli(capsys, tmp_path)
+    assert rc == 2 and "directory has no log files" in err and "nothing to read" in err
+
+
+def test_one_huge_line(tmp_path, capsys):
+    p = tmp_path / "huge.log"
+    with open(p, "wb") as f:
+        block = b"A" * (1 << 20)
+        for _ in range(200):
+            f.write(block)
+    rc, out, err = cli(capsys, p)
+    assert rc == 0 and "no kernel reports found" in out
+    assert "1 line(s) longer than 64 KiB (first: line 1)" in err
+
+
+def test_bad_baseline_is_a_message(tmp_path, capsys):
+    bad = tmp_path / "results.json"
+    bad.write_text("{not json")
+    rc, out, err = cli(capsys, "--baseline", bad, CONSOLE / "BUG.log")
+    assert rc == 2 and "not readable JSON" in err
+
+
+def test_vmlinux_without_debug_info_degrades(tmp_path, capsys):
+    fake = tmp_path / "vmlinux"
+    fake.write_bytes(b"not an elf")
+    rc, out, err = cli(capsys, "--vmlinux", fake, CONSOLE / "BUG.log")
+    assert rc == 0 and "--vmlinux" in err and "lkdtm_BUG" in out
