@@ -122,3 +122,27 @@ def test_vmlinux_without_debug_info_degrades(tmp_path, capsys):
     fake.write_bytes(b"not an elf")
     rc, out, err = cli(capsys, "--vmlinux", fake, CONSOLE / "BUG.log")
     assert rc == 0 and "--vmlinux" in err and "lkdtm_BUG" in out
+
+
+def test_symbolizer_resolves_with_debug_info(tmp_path):
+    import shutil
+    import subprocess
+    from usercopy_lab.report_model import Report
+    from usercopy_lab.symbolize import Symbolizer, raw_frames
+    if not shutil.which("gcc"):
+        pytest.skip("gcc not installed")
+    src = tmp_path / "prog.c"
+    src.write_text("int helper(int x)\n{\n\treturn x * 3;\n}\n\nint main(void)\n{\n\treturn helper(2);\n}\n")
+    exe = tmp_path / "prog"
+    subprocess.run(["gcc", "-g", "-O0", "-o", str(exe), str(src)], check=True)
+    rep = Report(file="x", line=1, kind="bug", lines=[
+        "Call Trace:", " <TASK>", " helper+0x4/0x20", " ? main+0x1/0x30",
+        " main+0x0/0x30", " rds_recvmsg+0x43d/0x620 [rds]", " </TASK>"])
+    frames = raw_frames(rep)
+    assert [f.func for f in frames] == ["helper", "main", "rds_recvmsg"]
+    sym = Symbolizer(exe)
+    sym.check()
+    out = sym.resolve(frames)
+    assert out[0].startswith("helper ") and "prog.c:" in out[0]
+    assert out[1].startswith("main ") and "prog.c:7" in out[1]
+    assert "module rds" in out[2]
