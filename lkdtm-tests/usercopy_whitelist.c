@@ -33,13 +33,16 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/net.h>
+#include <linux/processor.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <net/net_namespace.h>
 #include <net/raw.h>
 #include <net/sock.h>
-#include <asm/processor.h>
+#ifdef CONFIG_X86
+#include <asm/fpu/api.h>
+#endif
 #if IS_ENABLED(CONFIG_IP_SCTP)
 #include <net/sctp/structs.h>
 #endif
@@ -109,30 +112,37 @@ static void do_usercopy_window(const char *cache, void *obj, size_t offset,
 	pr_info("expecting window offset %zu size %zu in '%s'\n",
 		offset, size, cache);
 
+	snap = kmalloc(bad_size, GFP_KERNEL);
+	if (!snap)
+		return;
+
 	uaddr = vm_mmap(NULL, 0, len, PROT_READ | PROT_WRITE,
 			MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	if (uaddr >= TASK_SIZE) {
 		pr_warn("Failed to allocate user memory\n");
-		return;
+		goto free_snap;
 	}
 	ubuf = (unsigned char __user *)uaddr;
 
 	/*
-	 * Fill (and fault in) the user buffer with the bytes the bad copy
-	 * covers, bounced through a fully whitelisted kmalloc buffer: a
-	 * copy_from_user() that is wrongly allowed then stores the values
-	 * that are already there.
+	 * Fault the user buffer in first, so that nothing sleeps between
+	 * reading the object and the copies below.
 	 */
-	snap = kmalloc(bad_size, GFP_KERNEL);
-	if (!snap)
+	if (clear_user(ubuf, len)) {
+		pr_warn("clear_user failed unexpectedly?!\n");
 		goto free_user;
+	}
+
+	/*
+	 * Fill the user buffer with the bytes the bad copy covers, bounced
+	 * through a fully whitelisted kmalloc buffer: a copy_from_user()
+	 * that is wrongly allowed then stores the values already there.
+	 */
 	memcpy(snap, (unsigned char *)obj + bad_offset, bad_size);
 	if (copy_to_user(ubuf, snap, unconst(bad_size))) {
 		pr_warn("copy_to_user failed unexpectedly?!\n");
-		kfree(snap);
 		goto free_user;
 	}
-	kfree(snap);
 
 	if (to_user) {
 		pr_info("attempting good copy_to_user of the whole window\n");
@@ -171,6 +181,8 @@ static void do_usercopy_window(const char *cache, void *obj, size_t offset,
 
 free_user:
 	vm_munmap(uaddr, len);
+free_snap:
+	kfree(snap);
 }
 
 /*
@@ -194,6 +206,16 @@ static void do_usercopy_task_struct(bool to_user)
 		offset = 0;
 	else
 		offset += offsetof(struct task_struct, thread);
+
+#ifdef CONFIG_X86
+	/*
+	 * Park the user FPU registers in the task_struct: once saved there
+	 * (TIF_NEED_FPU_LOAD), nothing rewrites them before the return to
+	 * user space, so copying the saved bytes back cannot lose state.
+	 */
+	kernel_fpu_begin();
+	kernel_fpu_end();
+#endif
 
 	do_usercopy_window("task_struct", current, offset, size, offset > 0,
 			   to_user);
