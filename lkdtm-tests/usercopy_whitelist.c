@@ -381,12 +381,14 @@ static void do_usercopy_kmalloc_split(bool to_user)
 #ifdef CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC
 	void **user_objs, **plain_objs;
 	struct kmem_cache *user_cache, *plain_cache;
+	const gfp_t user_gfp = GFP_KERNEL | GFP_USERCOPY;
+	unsigned int index = kmalloc_index(SPLIT_SIZE);
 	size_t size = unconst(SPLIT_SIZE);
 	void *obj;
 	int i, j;
 
-	user_cache = kmalloc_caches[kmalloc_type(GFP_USERCOPY)][kmalloc_index(SPLIT_SIZE)];
-	plain_cache = kmalloc_caches[kmalloc_type(GFP_KERNEL)][kmalloc_index(SPLIT_SIZE)];
+	user_cache = kmalloc_caches[kmalloc_type(user_gfp)][index];
+	plain_cache = kmalloc_caches[kmalloc_type(GFP_KERNEL)][index];
 	pr_info("checking that GFP_USERCOPY selects its own kmalloc cache\n");
 	if (!user_cache || user_cache == plain_cache) {
 		pr_err("FAIL: GFP_USERCOPY does not select a separate cache\n");
@@ -408,7 +410,7 @@ static void do_usercopy_kmalloc_split(bool to_user)
 	pr_info("allocating %d user-sized and %d plain %zu-byte objects\n",
 		SPLIT_COUNT, SPLIT_COUNT, size);
 	for (i = 0; i < SPLIT_COUNT; i++) {
-		user_objs[i] = kmalloc(size, GFP_USERCOPY);
+		user_objs[i] = kmalloc(size, user_gfp);
 		plain_objs[i] = kmalloc(size, GFP_KERNEL);
 		if (!user_objs[i] || !plain_objs[i]) {
 			pr_warn("Failed to allocate kernel memory\n");
