@@ -1,0 +1,281 @@
+#!/bin/bash
+# series-check.sh - apply, build and checkpatch every prefix of patches/series
+#
+# usage: scripts/series-check.sh [options]
+#   -t, --tarball FILE     kernel tarball        (env TARBALL, /usr/src/linux-source-6.1.tar.xz)
+#   -b, --build-dir DIR    work directory        (env BUILD_DIR, build/series-check)
+#   -c, --config FILE      lab config fragment   (env LAB_CONFIG, kernel-config/lab.config)
+#   -s, --series FILE      series file           (env SERIES, patches/series; patches are
+#                                                 looked up next to it)
+#   -j, --jobs N           make -j               (env JOBS, 2)
+#       --cc CC            compiler              (env KCC, "ccache gcc")
+#       --slab             also build the last patch with CONFIG_SLAB
+#                          (env SERIES_CHECK_SLAB=1)
+#       --no-variants      skip the SPLIT_KMALLOC/FALLBACK on/off builds
+#
+# One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1
+# and configured with `make tinyconfig` + the lab fragment (merge_config.sh -m,
+# olddefconfig; every fragment line must land in .config).  Then, for
+# k = 1..n, patch k is applied with `patch -p1` (as the lab build does) on
+# top of patches 1..k-1 and bzImage is rebuilt incrementally, so every
+# prefix is built from its own state; ccache makes reruns cheap.  Each patch
+# also goes through `scripts/checkpatch.pl --strict`.  After the last patch
+# bzImage is rebuilt with CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC and
+# CONFIG_HARDENED_USERCOPY_FALLBACK both on and both off.
+#
+# Prints a table and exits non-zero if a patch does not apply (patch -p1,
+# no fuzz), a build fails, or checkpatch reports an error or a warning that
+# the patch does not justify in its notes.  Logs are kept in BUILD_DIR/logs.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 2
+
+TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+BUILD_DIR=${BUILD_DIR:-build/series-check}
+LAB_CONFIG=${LAB_CONFIG:-kernel-config/lab.config}
+SERIES=${SERIES:-patches/series}
+JOBS=${JOBS:-2}
+KCC=${KCC:-ccache gcc}
+SLAB=${SERIES_CHECK_SLAB:-0}
+VARIANTS=1
+
+usage() { sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-t|--tarball)	TARBALL=$2; shift 2 ;;
+	-b|--build-dir)	BUILD_DIR=$2; shift 2 ;;
+	-c|--config)	LAB_CONFIG=$2; shift 2 ;;
+	-s|--series)	SERIES=$2; shift 2 ;;
+	-j|--jobs)	JOBS=$2; shift 2 ;;
+	--cc)		KCC=$2; shift 2 ;;
+	--slab)		SLAB=1; shift ;;
+	--no-variants)	VARIANTS=0; shift ;;
+	-h|--help)	usage ;;
+	*)		echo "series-check: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+
+die() { echo "series-check: $*" >&2; exit 2; }
+abspath() { case "$1" in /*) echo "$1" ;; *) echo "$root/$1" ;; esac; }
+
+TARBALL=$(abspath "$TARBALL")
+BUILD_DIR=$(abspath "$BUILD_DIR")
+LAB_CONFIG=$(abspath "$LAB_CONFIG")
+SERIES=$(abspath "$SERIES")
+patch_dir=$(dirname "$SERIES")
+
+[ -r "$TARBALL" ] || die "tarball $TARBALL not found"
+[ -r "$LAB_CONFIG" ] || die "config fragment $LAB_CONFIG not found"
+[ -r "$SERIES" ] || die "series file $SERIES not found"
+
+mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES" | grep -v '^$' || true)
+[ "${#patches[@]}" -gt 0 ] || die "$SERIES lists no patches"
+for p in "${patches[@]}"; do
+	[ -r "$patch_dir/$p" ] || die "series lists $p but $patch_dir/$p does not exist"
+done
+
+tree=$BUILD_DIR/linux-source-6.1
+logs=$BUILD_DIR/logs
+# In-tree builds use relative paths only, so ccache hits across rebuilds
+# and across fresh extractions in other directories.
+export CCACHE_NOHASHDIR=1
+export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 1970'
+export KBUILD_BUILD_USER=usercopy-lab KBUILD_BUILD_HOST=series-check
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+# Check that every line of a fragment landed in .config.
+check_config() { # FRAGMENT
+	local frag=$1 line opt bad=0
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*)
+			grep -qxF "$line" "$tree/.config" || {
+				echo "  config: '$line' did not land in .config (got:" \
+					"'$(grep -E "^(# )?${line%%=*}[= ]" "$tree/.config" || echo absent)')" >&2
+				bad=1; } ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt% is not set}
+			! grep -q "^$opt=" "$tree/.config" || {
+				echo "  config: '$line' did not land in .config" >&2; bad=1; } ;;
+		esac
+	done < "$frag"
+	return $bad
+}
+
+build() { # LOGNAME -> 0/1, sets build_secs
+	local t0=$SECONDS rc
+	make -C "$tree" -s CC="$KCC" -j"$JOBS" bzImage > "$logs/$1.log" 2>&1
+	rc=$?
+	build_secs=$((SECONDS - t0))
+	return $rc
+}
+
+# checkpatch PATCH LOG -> cp_summary "E/W/C", cp_ok 0/1.
+# A warning is accepted only when the patch justifies it in its notes
+# (the part between "---" and the diffstat, e.g. from `git notes` or
+# `format-patch --notes`), by naming its type or quoting its message;
+# such warnings are shown as "+N justified".
+checkpatch() {
+	local patch=$1 out=$2 tot e w c notes line type msg just=0 unjust=0
+	(cd "$tree" && perl scripts/checkpatch.pl --strict --show-types "$patch") > "$out" 2>&1
+	tot=$(grep -E '^total: [0-9]+ errors, [0-9]+ warnings' "$out" | tail -n 1)
+	if [ -z "$tot" ]; then
+		cp_summary="??"; cp_ok=0; return
+	fi
+	e=$(echo "$tot" | sed -E 's/^total: ([0-9]+) errors.*/\1/')
+	w=$(echo "$tot" | sed -E 's/.* ([0-9]+) warnings.*/\1/')
+	c=$(echo "$tot" | sed -E 's/.* ([0-9]+) checks.*/\1/')
+	notes=$(sed -n '/^---$/,/^diff --git /p' "$patch" | tr -s ' \t\n' '   ')
+	while IFS= read -r line; do
+		type=${line#WARNING:}; type=${type%%:*}
+		msg=${line#WARNING:"$type": }
+		if grep -qF -- "$type" <<<"$notes" || grep -qiF -- "${msg:0:40}" <<<"$notes"; then
+			just=$((just + 1))
+		else
+			unjust=$((unjust + 1))
+		fi
+	done < <(grep -E '^WARNING:' "$out")
+	cp_summary="$e/$w/$c"
+	[ "$just" = 0 ] || cp_summary="$cp_summary (+$just justified)"
+	cp_ok=1
+	[ "$e" = 0 ] && [ "$unjust" = 0 ] && [ "$w" = "$just" ] || cp_ok=0
+}
+
+warnings_in() { grep -c -E '(warning|error):' "$logs/$1.log" 2>/dev/null || true; }
+
+# ---------------------------------------------------------------- extraction
+log "extracting $TARBALL into $tree"
+rm -rf "$tree" "$tree.tmp" "$logs"
+mkdir -p "$tree.tmp" "$logs"
+tar -C "$tree.tmp" -xf "$TARBALL" || die "cannot extract $TARBALL"
+top=$(find "$tree.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+[ -f "$top/Makefile" ] || die "$TARBALL does not contain a kernel tree"
+mv "$top" "$tree" && rmdir "$tree.tmp"
+
+log "configuring: tinyconfig + $(basename "$LAB_CONFIG")"
+{
+	make -C "$tree" tinyconfig &&
+	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$LAB_CONFIG") &&
+	make -C "$tree" olddefconfig
+} > "$logs/config.log" 2>&1 || die "configuration failed, see $logs/config.log"
+check_config "$LAB_CONFIG" || die "lab config incomplete"
+cp "$tree/.config" "$BUILD_DIR/lab.config.base"
+
+# ---------------------------------------------------------------- prefixes
+declare -a r_name r_apply r_build r_secs r_warn r_cp
+fail=0
+n=${#patches[@]}
+broken=0
+for ((k = 1; k <= n; k++)); do
+	p=${patches[k-1]}
+	tag=$(printf '%02d' "$k")
+	r_name[k]=$p
+	r_apply[k]=-; r_build[k]=-; r_secs[k]=-; r_warn[k]=-; r_cp[k]=-
+
+	# checkpatch needs no applied state; run it for every patch.
+	checkpatch "$patch_dir/$p" "$logs/$tag-checkpatch.log"
+	r_cp[k]=$cp_summary
+	[ "$cp_ok" = 1 ] || fail=1
+
+	if [ "$broken" = 1 ]; then
+		r_apply[k]=skip
+		continue
+	fi
+	log "[$k/$n] applying $p"
+	if patch -d "$tree" -p1 --forward --batch --fuzz=0 < "$patch_dir/$p" \
+			> "$logs/$tag-apply.log" 2>&1; then
+		r_apply[k]=yes
+	else
+		r_apply[k]=NO; fail=1; broken=1
+		sed 's/^/  /' "$logs/$tag-apply.log" | head -n 20 >&2
+		continue
+	fi
+	make -C "$tree" olddefconfig > "$logs/$tag-olddefconfig.log" 2>&1 &&
+		check_config "$LAB_CONFIG" || { r_build[k]=CONFIG; fail=1; continue; }
+	log "[$k/$n] building bzImage"
+	if build "$tag-build"; then
+		r_build[k]=yes
+	else
+		r_build[k]=NO; fail=1
+		grep -E 'error|Error' "$logs/$tag-build.log" | head -n 20 | sed 's/^/  /' >&2
+	fi
+	r_secs[k]=$build_secs
+	r_warn[k]=$(warnings_in "$tag-build")
+done
+
+# ---------------------------------------------------------------- variants
+declare -a v_name v_build v_secs v_warn
+nv=0
+variant() { # NAME SCRIPTS/CONFIG-ARGS...
+	local name=$1 tag
+	shift
+	nv=$((nv + 1))
+	tag=$(printf 'v%02d' "$nv")
+	v_name[nv]=$name; v_build[nv]=-; v_secs[nv]=-; v_warn[nv]=-
+	cp "$BUILD_DIR/lab.config.base" "$tree/.config"
+	if ! { "$tree/scripts/config" --file "$tree/.config" "$@" &&
+	       make -C "$tree" olddefconfig; } > "$logs/$tag-config.log" 2>&1; then
+		v_build[nv]=CONFIG; fail=1; return
+	fi
+	# The lab fragment must still hold, except for what the variant changes.
+	local want
+	for want in "${variant_expect[@]}"; do
+		grep -qxF "$want" "$tree/.config" || {
+			echo "  variant $name: '$want' not in .config" >&2
+			v_build[nv]=CONFIG; fail=1; return; }
+	done
+	log "variant $name: building bzImage"
+	if build "$tag-build"; then
+		v_build[nv]=yes
+	else
+		v_build[nv]=NO; fail=1
+		grep -E 'error|Error' "$logs/$tag-build.log" | head -n 20 | sed 's/^/  /' >&2
+	fi
+	v_secs[nv]=$build_secs
+	v_warn[nv]=$(warnings_in "$tag-build")
+}
+
+if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
+	variant_expect=(CONFIG_HARDENED_USERCOPY=y
+		CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC=y
+		CONFIG_HARDENED_USERCOPY_FALLBACK=y)
+	variant "SPLIT_KMALLOC=y FALLBACK=y" \
+		-e HARDENED_USERCOPY_SPLIT_KMALLOC -e HARDENED_USERCOPY_FALLBACK
+	variant_expect=(CONFIG_HARDENED_USERCOPY=y
+		"# CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC is not set"
+		"# CONFIG_HARDENED_USERCOPY_FALLBACK is not set")
+	variant "SPLIT_KMALLOC=n FALLBACK=n" \
+		-d HARDENED_USERCOPY_SPLIT_KMALLOC -d HARDENED_USERCOPY_FALLBACK
+	if [ "$SLAB" = 1 ]; then
+		variant_expect=(CONFIG_SLAB=y CONFIG_HARDENED_USERCOPY=y
+			CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC=y
+			CONFIG_HARDENED_USERCOPY_FALLBACK=y)
+		variant "SLAB, SPLIT_KMALLOC=y FALLBACK=y" \
+			-d SLUB -d SLUB_DEBUG -e SLAB \
+			-e HARDENED_USERCOPY_SPLIT_KMALLOC -e HARDENED_USERCOPY_FALLBACK
+	fi
+	# Leave the tree configured as the lab builds it.
+	cp "$BUILD_DIR/lab.config.base" "$tree/.config"
+	make -C "$tree" olddefconfig > /dev/null 2>&1
+fi
+
+# ---------------------------------------------------------------- report
+echo
+printf '%-3s %-66s %-7s %-7s %6s %5s %s\n' '#' patch applies builds 'secs' 'warn' 'checkpatch E/W/C'
+for ((k = 1; k <= n; k++)); do
+	printf '%-3s %-66.66s %-7s %-7s %6s %5s %s\n' "$k" "${r_name[k]}" "${r_apply[k]}" \
+		"${r_build[k]}" "${r_secs[k]}" "${r_warn[k]}" "${r_cp[k]}"
+done
+for ((v = 1; v <= nv; v++)); do
+	printf '%-3s %-66.66s %-7s %-7s %6s %5s %s\n' "$n+" "last patch, ${v_name[v]}" "-" \
+		"${v_build[v]}" "${v_secs[v]}" "${v_warn[v]}" "-"
+done
+echo "(warn = compiler warning/error lines in that incremental build's log; logs: $logs)"
+if [ "$fail" = 0 ]; then
+	echo "series-check: OK (${n} patches)"
+else
+	echo "series-check: FAILED"
+fi
+exit $fail
