@@ -13,12 +13,13 @@
 #                          (env SERIES_CHECK_SLAB=1)
 #       --no-variants      skip the SPLIT_KMALLOC/FALLBACK on/off builds
 #
-# One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1
-# and configured with `make tinyconfig` + the lab fragment (merge_config.sh -m,
-# olddefconfig; every fragment line must land in .config).  Then, for
-# k = 1..n, patch k is applied with `patch -p1` (as the lab build does) on
-# top of patches 1..k-1 and bzImage is rebuilt incrementally, so every
-# prefix is built from its own state; ccache makes reruns cheap.  Each patch
+# One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1.
+# Then, for k = 1..n, patch k is applied with `patch -p1` (as the lab build
+# does) on top of patches 1..k-1, the tree is configured with
+# `make tinyconfig` + the lab fragment (merge_config.sh -m, olddefconfig;
+# every fragment line whose option the tree defines must land in .config)
+# and bzImage is rebuilt incrementally, so every prefix is built from its
+# own state; ccache makes reruns cheap.  Each patch
 # also goes through `scripts/checkpatch.pl --strict`.  After the last patch
 # bzImage is rebuilt with CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC and
 # CONFIG_HARDENED_USERCOPY_FALLBACK both on and both off.
@@ -85,23 +86,54 @@ export KBUILD_BUILD_USER=usercopy-lab KBUILD_BUILD_HOST=series-check
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-# Check that every line of a fragment landed in .config.
-check_config() { # FRAGMENT
-	local frag=$1 line opt bad=0
+# Symbols the current tree defines: a fragment may name options that only
+# a later patch of the series adds (e.g. CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC);
+# for earlier prefixes those lines are skipped, not failed.
+defined_symbols() {
+	grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+' "$tree" |
+		awk '{ print "CONFIG_" $2 }' | sort -u > "$BUILD_DIR/symbols"
+}
+
+# check_config FRAGMENT: every line of the fragment must have landed in .config.
+check_config() {
+	local frag=$1 line opt bad=0 skipped=()
+	defined_symbols
 	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*) opt=${line%%=*} ;;
+		"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt% is not set} ;;
+		*) continue ;;
+		esac
+		if ! grep -qxF "$opt" "$BUILD_DIR/symbols"; then
+			skipped+=("$opt")
+			continue
+		fi
 		case "$line" in
 		CONFIG_*=*)
 			grep -qxF "$line" "$tree/.config" || {
 				echo "  config: '$line' did not land in .config (got:" \
-					"'$(grep -E "^(# )?${line%%=*}[= ]" "$tree/.config" || echo absent)')" >&2
+					"'$(grep -E "^(# )?$opt[= ]" "$tree/.config" || echo absent)')" >&2
 				bad=1; } ;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }; opt=${opt% is not set}
+		*)
 			! grep -q "^$opt=" "$tree/.config" || {
 				echo "  config: '$line' did not land in .config" >&2; bad=1; } ;;
 		esac
 	done < "$frag"
+	[ "${#skipped[@]}" = 0 ] ||
+		echo "  config: not defined in this tree yet, skipped: ${skipped[*]}"
 	return $bad
+}
+
+# configure LOGNAME: tinyconfig + fragment + olddefconfig, in-tree.  Kbuild
+# only rebuilds what depends on options whose value changed, so running
+# this for every prefix keeps the builds incremental.
+configure() {
+	{
+		make -C "$tree" tinyconfig &&
+		(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$frag") &&
+		make -C "$tree" olddefconfig
+	} > "$logs/$1.log" 2>&1 || { echo "  config: failed, see $logs/$1.log" >&2; return 1; }
+	check_config "$frag"
 }
 
 build() { # LOGNAME -> 0/1, sets build_secs
@@ -154,14 +186,11 @@ top=$(find "$tree.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 [ -f "$top/Makefile" ] || die "$TARBALL does not contain a kernel tree"
 mv "$top" "$tree" && rmdir "$tree.tmp"
 
+# Snapshot the fragment: it may be edited while this runs.
+frag=$BUILD_DIR/lab.fragment
+cp "$LAB_CONFIG" "$frag"
 log "configuring: tinyconfig + $(basename "$LAB_CONFIG")"
-{
-	make -C "$tree" tinyconfig &&
-	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$LAB_CONFIG") &&
-	make -C "$tree" olddefconfig
-} > "$logs/config.log" 2>&1 || die "configuration failed, see $logs/config.log"
-check_config "$LAB_CONFIG" || die "lab config incomplete"
-cp "$tree/.config" "$BUILD_DIR/lab.config.base"
+configure config || die "lab config incomplete on the unpatched tree"
 
 # ---------------------------------------------------------------- prefixes
 declare -a r_name r_apply r_build r_secs r_warn r_cp
@@ -192,8 +221,8 @@ for ((k = 1; k <= n; k++)); do
 		sed 's/^/  /' "$logs/$tag-apply.log" | head -n 20 >&2
 		continue
 	fi
-	make -C "$tree" olddefconfig > "$logs/$tag-olddefconfig.log" 2>&1 &&
-		check_config "$LAB_CONFIG" || { r_build[k]=CONFIG; fail=1; continue; }
+	configure "$tag-config" || { r_build[k]=CONFIG; fail=1; continue; }
+	cp "$tree/.config" "$BUILD_DIR/lab.config.last"
 	log "[$k/$n] building bzImage"
 	if build "$tag-build"; then
 		r_build[k]=yes
@@ -214,7 +243,7 @@ variant() { # NAME SCRIPTS/CONFIG-ARGS...
 	nv=$((nv + 1))
 	tag=$(printf 'v%02d' "$nv")
 	v_name[nv]=$name; v_build[nv]=-; v_secs[nv]=-; v_warn[nv]=-
-	cp "$BUILD_DIR/lab.config.base" "$tree/.config"
+	cp "$BUILD_DIR/lab.config.last" "$tree/.config"
 	if ! { "$tree/scripts/config" --file "$tree/.config" "$@" &&
 	       make -C "$tree" olddefconfig; } > "$logs/$tag-config.log" 2>&1; then
 		v_build[nv]=CONFIG; fail=1; return
@@ -257,7 +286,7 @@ if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
 			-e HARDENED_USERCOPY_SPLIT_KMALLOC -e HARDENED_USERCOPY_FALLBACK
 	fi
 	# Leave the tree configured as the lab builds it.
-	cp "$BUILD_DIR/lab.config.base" "$tree/.config"
+	cp "$BUILD_DIR/lab.config.last" "$tree/.config"
 	make -C "$tree" olddefconfig > /dev/null 2>&1
 fi
 
