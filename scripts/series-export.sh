@@ -132,7 +132,9 @@ cover=$OUT_DIR/0000-cover-letter.patch
 if grep -q '\*\*\* \(SUBJECT\|BLURB\) HERE \*\*\*' "$cover"; then
 	die "cover letter still has a placeholder"
 fi
-subject=$(sed -n 's/^Subject: //p' "$cover" | head -n 1)
+# Unfold the (possibly folded) Subject: header.
+subject=$(sed -n '/^Subject: /,/^[^ ]/p' "$cover" | sed '$!b; /^Subject: /!d' |
+	sed 's/^Subject: //; s/^ //' | tr '\n' ' ' | sed 's/ *$//')
 case "$subject" in
 "[PATCH 0/${#patches[@]}] "?*) ;;
 *) die "unexpected cover letter subject '$subject'" ;;
