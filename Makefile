@@ -16,8 +16,9 @@ TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
 HELPERS_OUT := $(BUILD)/initramfs-helpers
 GEN_CPIO    := $(BUILD)/gen_init_cpio
-# Kernel variants: build/kernel-NAME = lab.config + kernel-config/variant-NAME.config
-KERNEL_VARIANTS := $(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
+# Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
+# lab.config + kernel-config/variant-NAME.config
+KERNEL_VARIANTS := default $(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
 KERNEL      ?= default
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli

@@ -23,24 +23,25 @@ KCONFIG_CONFIG="$work/.config" "$tree/scripts/kconfig/merge_config.sh" -m -O "$w
 	{ cat "$work/merge.log" >&2; exit 1; }
 make -s -C "$tree" O="$work" olddefconfig >/dev/null
 
+# What every option must end up as: the last fragment that names it wins,
+# as in merge_config.sh.  Each entry is "OPTION<TAB>line<TAB>fragment".
+expect=$(for frag in "$@"; do
+	sed -n -e "s|^\(CONFIG_[A-Za-z0-9_]*\)=.*|\1\t&\t$frag|p" \
+		-e "s|^# \(CONFIG_[A-Za-z0-9_]*\) is not set|\1\t&\t$frag|p" "$frag"
+done | awk -F'\t' '{ last[$1] = $0; order[$1] = NR } END { for (k in last) print order[k] "\t" last[k] }' |
+	sort -n | cut -f2-)
+
 missing=0
-for frag in "$@"; do
-	while IFS= read -r line; do
-		case "$line" in
-		CONFIG_*=*) grep -qxF "$line" "$work/.config" || {
-			echo "kernel-config: $frag: '$line' did not land in .config" \
-				"(unmet dependency?): got '$(grep -E "^(# )?${line%%=*}[= ]" "$work/.config" || echo absent)'" >&2
-			missing=1; } ;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }
-			opt=${opt% is not set}
-			! grep -q "^$opt=" "$work/.config" || {
-			echo "kernel-config: $frag: '$line' did not land in .config:" \
-				"got '$(grep "^$opt=" "$work/.config")' (selected by another option?)" >&2
-			missing=1; } ;;
-		esac
-	done < "$frag"
-done
+while IFS=$'\t' read -r opt line frag; do
+	[ -n "$opt" ] || continue
+	case "$line" in
+	"# "*) ! grep -q "^$opt=" "$work/.config" && continue ;;
+	*) grep -qxF "$line" "$work/.config" && continue ;;
+	esac
+	echo "kernel-config: $frag: '$line' did not land in .config (unmet dependency" \
+		"or selected by another option?): got '$(grep -E "^(# )?$opt[= ]" "$work/.config" || echo absent)'" >&2
+	missing=1
+done <<< "$expect"
 [ "$missing" = 0 ] || { echo "kernel-config: configuration incomplete, stopping" >&2; exit 1; }
 
 if [ -f "$out/.config" ] && cmp -s "$work/.config" "$out/.config"; then

@@ -32,6 +32,7 @@ class Suite:
     triggers_file: Path
     checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
     only: tuple[str, ...] = ()     # run only these triggers of triggers_file
+    expected_text: bool = True     # check tests.txt's expected-text column
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -70,7 +71,8 @@ def load_suites(path: Path) -> dict[str, Suite]:
         golden = [golden] if isinstance(golden, str) else golden
         suites[name] = Suite(name, table["kernel"], table.get("cmdline", ""),
                              tuple(root / g for g in golden), root / table["triggers"],
-                             tuple(table.get("checks", ())), tuple(table.get("only", ())))
+                             tuple(table.get("checks", ())), tuple(table.get("only", ())),
+                             bool(table.get("expected_text", True)))
     return suites
 
 

@@ -1,0 +1,66 @@
+"""Every golden file of a suite against the real console captured for it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from usercopy_lab.suite import load_suites
+from usercopy_lab.trigger_run import evaluate_check_log, evaluate_log
+
+REPO = Path(__file__).resolve().parents[2]
+CONSOLES = Path(__file__).parent / "testdata" / "console-series"
+SUITES = load_suites(REPO / "suites.toml")
+CASES = [(suite, t.name, t.expected_text) for suite in ("default", "fallback")
+         for t in SUITES[suite].triggers()]
+
+
+@pytest.mark.parametrize("suite,trigger,expected_text", CASES)
+def test_golden_matches_captured_console(suite, trigger, expected_text):
+    golden = SUITES[suite].golden()[trigger]
+    log = CONSOLES / suite / f"{trigger}.log"
+    result = evaluate_log(suite, trigger, log, golden, expected_text)
+    assert result.verdict == "PASS", result.diffs
+
+
+def test_fallback_golden_is_not_the_default_one_for_in_object_violations():
+    # The variant must really differ where the fallback changes the outcome.
+    default, fallback = SUITES["default"].golden(), SUITES["fallback"].golden()
+    for name in ("USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_WHITELIST_MM_STRUCT_FROM"):
+        assert default[name].reports[0].kind == "usercopy_abort"
+        assert fallback[name].reports[0].kind == "usercopy_warn"
+    log = CONSOLES / "fallback" / "USERCOPY_SLAB_WHITELIST_TO.log"
+    assert evaluate_log("fallback", "USERCOPY_SLAB_WHITELIST_TO", log,
+                        default["USERCOPY_SLAB_WHITELIST_TO"], "").verdict == "FAIL"
+
+
+def test_window_cross_check_catches_a_shifted_window(tmp_path):
+    # What a kernel whose saved_auxv window moved by 8 would print: the
+    # trigger announces the new window, the oops still names the old offset.
+    text = (CONSOLES / "default" / "USERCOPY_WHITELIST_MM_STRUCT_TO.log").read_text()
+    text = text.replace("attempting bad copy_to_user at offset 303 size 369",
+                        "attempting bad copy_to_user at offset 311 size 369")
+    log = tmp_path / "USERCOPY_WHITELIST_MM_STRUCT_TO.log"
+    log.write_text(text)
+    golden = SUITES["default"].golden()["USERCOPY_WHITELIST_MM_STRUCT_TO"]
+    result = evaluate_log("default", "USERCOPY_WHITELIST_MM_STRUCT_TO", log, golden, "")
+    assert result.verdict == "FAIL"
+    assert any(d.startswith("cross-check offset/size") for d in result.diffs)
+
+
+def test_usersized_cache_check_passes_on_its_console():
+    result = evaluate_check_log("default", "check-usersized-caches",
+                                CONSOLES / "default" / "check-usersized-caches.log")
+    assert result.verdict == "PASS", result.diffs
+    assert result.summary.endswith("0 failed")
+
+
+def test_usersized_cache_check_fails_on_a_fail_line(tmp_path):
+    text = (CONSOLES / "default" / "check-usersized-caches.log").read_text()
+    text = text.replace("usercopy-lab-check: PASS: 128 msg_msg of 16+48",
+                        "usercopy-lab-check: FAIL: 128 msg_msg of 16+48", 1)
+    log = tmp_path / "check.log"
+    log.write_text(text)
+    result = evaluate_check_log("default", "check-usersized-caches", log)
+    assert result.verdict == "FAIL"
+    assert result.diffs[0].startswith("check: FAIL: 128 msg_msg of 16+48")
