@@ -32,7 +32,7 @@ all: suite
 help:
 	@echo "make                 build kernels + initramfs, run every suite, print results"
 	@echo "make test            unit tests (real captured logs) + the whole booted suite"
-	@echo "make unit-test       only the harness unit tests (no kernel, no QEMU)"
+	@echo "make unit-test       harness unit tests + lkdtm patch consistency (no kernel, no QEMU)"
 	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
@@ -89,6 +89,7 @@ triage:
 
 unit-test: deps
 	$(PYTHON) -m pytest -q harness/tests
+	scripts/lkdtm-patch.sh --check
 
 booted-test: kernels initramfs
 	USERCOPY_LAB_BUILD=$(CURDIR)/$(BUILD) USERCOPY_LAB_INITRAMFS=$(CURDIR)/$(INITRAMFS) \
