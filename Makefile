@@ -25,7 +25,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check clean distclean help
+	series series-check mutation-demo clean distclean help
 
 all: suite
 
@@ -40,6 +40,7 @@ help:
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
+	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
 	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
@@ -101,6 +102,13 @@ test: unit-test booted-test suite
 bench: kernel initramfs
 	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)
 	$(PYTHON) bench/bench_triage.py
+
+# Test-only kernel mutation (never part of the series) that the golden files
+# must catch; see lkdtm-tests/mutations/README.md.
+MUTATION ?= lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch
+MUTATION_TRIGGERS ?= USERCOPY_WHITELIST_MM_STRUCT_TO USERCOPY_WHITELIST_MM_STRUCT_FROM
+mutation-demo: kernel initramfs
+	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
 
 series-check: deps
 	scripts/series-check.sh
