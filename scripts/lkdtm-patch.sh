@@ -19,6 +19,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. scripts/series-lib.sh
 
 TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 FILE=usercopy_whitelist.c
@@ -179,14 +180,12 @@ generate() {
 	trap 'rm -rf "$scratch"' EXIT
 
 	# patches/series entries before ours (all of them if ours is absent).
-	mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' \
-				  patches/series | grep -v '^$' || true)
+	mapfile -t series < <(series_patches patches/series)
 	ours=${PATCH#patches/}
 
 	echo "lkdtm-patch: extracting $TARBALL"
-	tar -C "$scratch" -xf "$TARBALL"
-	tree=$(find "$scratch" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-	[ -f "$tree/Makefile" ] || die "$TARBALL does not contain a kernel tree"
+	tree=$scratch/linux
+	extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
 	for p in "${series[@]}"; do
 		[ "$p" = "$ours" ] && break
 		[ -r "patches/$p" ] || die "series lists $p but patches/$p does not exist"

@@ -17,7 +17,9 @@ die() { echo "prepare-tree: $*" >&2; exit 1; }
 [ -r "$tarball" ] || die "kernel tarball $tarball not found (apt-get install linux-source-6.1)"
 [ -r "$series_dir/series" ] || die "$series_dir/series not found"
 
-mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$series_dir/series" | grep -v '^$' || true)
+. "$(dirname "$0")/series-lib.sh"
+
+mapfile -t patches < <(series_patches "$series_dir/series")
 for p in "${patches[@]}"; do
 	[ -r "$series_dir/$p" ] || die "series lists $p but $series_dir/$p does not exist"
 done
@@ -37,13 +39,8 @@ if [ -d "$tree" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 
 echo "prepare-tree: extracting $tarball into $tree"
-rm -rf "$tree" "$stamp" "$tree.tmp"
-mkdir -p "$tree.tmp"
-tar -C "$tree.tmp" -xf "$tarball"
-top=$(find "$tree.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-[ -f "$top/Makefile" ] || die "$tarball does not contain a kernel tree"
-mv "$top" "$tree"
-rmdir "$tree.tmp"
+rm -f "$stamp"
+extract_tree "$tarball" "$tree" || die "cannot extract a kernel tree from $tarball"
 
 for p in "${patches[@]}"; do
 	echo "prepare-tree: applying $p"

@@ -70,7 +70,8 @@ patch_dir=$(dirname "$SERIES")
 [ -r "$LAB_CONFIG" ] || die "config fragment $LAB_CONFIG not found"
 [ -r "$SERIES" ] || die "series file $SERIES not found"
 
-mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES" | grep -v '^$' || true)
+. "$root/scripts/series-lib.sh"
+mapfile -t patches < <(series_patches "$SERIES")
 [ "${#patches[@]}" -gt 0 ] || die "$SERIES lists no patches"
 for p in "${patches[@]}"; do
 	[ -r "$patch_dir/$p" ] || die "series lists $p but $patch_dir/$p does not exist"
@@ -179,12 +180,9 @@ warnings_in() { grep -c -E '(warning|error):' "$logs/$1.log" 2>/dev/null || true
 
 # ---------------------------------------------------------------- extraction
 log "extracting $TARBALL into $tree"
-rm -rf "$tree" "$tree.tmp" "$logs"
-mkdir -p "$tree.tmp" "$logs"
-tar -C "$tree.tmp" -xf "$TARBALL" || die "cannot extract $TARBALL"
-top=$(find "$tree.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-[ -f "$top/Makefile" ] || die "$TARBALL does not contain a kernel tree"
-mv "$top" "$tree" && rmdir "$tree.tmp"
+rm -rf "$logs"
+mkdir -p "$logs"
+extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
 
 # Snapshot the fragment: it may be edited while this runs.
 frag=$BUILD_DIR/lab.fragment

@@ -64,7 +64,8 @@ patch_dir=$(dirname "$SERIES")
 [ -r "$TARBALL" ] || die "tarball $TARBALL not found"
 [ -r "$SERIES" ] || die "series file $SERIES not found"
 [ -r "$COVER" ] || die "cover letter text $COVER not found"
-mapfile -t patches < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES" | grep -v '^$' || true)
+. "$root/scripts/series-lib.sh"
+mapfile -t patches < <(series_patches "$SERIES")
 [ "${#patches[@]}" -gt 0 ] || die "$SERIES lists no patches"
 for p in "${patches[@]}"; do
 	[ -r "$patch_dir/$p" ] || die "series lists $p but $patch_dir/$p does not exist"
@@ -82,13 +83,7 @@ git_=(git -c core.autocrlf=false -c advice.detachedHead=false -c init.defaultBra
 # (force: the Debian tarball's .gitignore ignores the whole top level).
 fresh_repo() {
 	local dir=$1 top
-	rm -rf "$dir" "$dir.tmp"
-	mkdir -p "$dir.tmp"
-	tar -C "$dir.tmp" -xf "$TARBALL"
-	top=$(find "$dir.tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-	[ -f "$top/Makefile" ] || die "$TARBALL does not contain a kernel tree"
-	mv "$top" "$dir"
-	rmdir "$dir.tmp"
+	extract_tree "$TARBALL" "$dir" || die "cannot extract a kernel tree from $TARBALL"
 	"${git_[@]}" -C "$dir" init -q
 	"${git_[@]}" -C "$dir" add -A -f
 	GIT_AUTHOR_DATE=$base_date GIT_COMMITTER_DATE=$base_date \
