@@ -57,9 +57,10 @@ def test_window_cross_check_catches_a_shifted_window(tmp_path):
     assert any(d.startswith("cross-check offset/size") for d in result.diffs)
 
 
-def test_usersized_cache_check_passes_on_its_console():
-    result = evaluate_check_log("default", "check-usersized-caches",
-                                CONSOLES / "default" / "check-usersized-caches.log")
+@pytest.mark.parametrize("suite", ["default", "slab"])
+def test_usersized_cache_check_passes_on_its_console(suite):
+    result = evaluate_check_log(suite, "check-usersized-caches",
+                                CONSOLES / suite / "check-usersized-caches.log")
     assert result.verdict == "PASS", result.diffs
     assert result.summary.endswith("0 failed")
 
