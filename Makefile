@@ -23,9 +23,6 @@ KERNEL      ?= default
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
-# Let ccache hit across clones and build folders (paths below here are
-# hashed relative to it).
-export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-check mutation-demo clean distclean help
