@@ -15,14 +15,10 @@ series_dir=$3
 die() { echo "prepare-tree: $*" >&2; exit 1; }
 
 [ -r "$tarball" ] || die "kernel tarball $tarball not found (apt-get install linux-source-6.1)"
-[ -r "$series_dir/series" ] || die "$series_dir/series not found"
 
 . "$(dirname "$0")/series-lib.sh"
 
-mapfile -t patches < <(series_patches "$series_dir/series")
-for p in "${patches[@]}"; do
-	[ -r "$series_dir/$p" ] || die "series lists $p but $series_dir/$p does not exist"
-done
+load_series "$series_dir/series" || die "cannot use $series_dir/series"
 
 stamp_of() {
 	# Tarball identity: path, size and mtime (hashing 130 MB each run is slow).

@@ -64,18 +64,13 @@ TARBALL=$(abspath "$TARBALL")
 BUILD_DIR=$(abspath "$BUILD_DIR")
 LAB_CONFIG=$(abspath "$LAB_CONFIG")
 SERIES=$(abspath "$SERIES")
-patch_dir=$(dirname "$SERIES")
 
 [ -r "$TARBALL" ] || die "tarball $TARBALL not found"
 [ -r "$LAB_CONFIG" ] || die "config fragment $LAB_CONFIG not found"
-[ -r "$SERIES" ] || die "series file $SERIES not found"
 
 . "$root/scripts/series-lib.sh"
-mapfile -t patches < <(series_patches "$SERIES")
+load_series "$SERIES" || die "cannot use $SERIES"
 [ "${#patches[@]}" -gt 0 ] || die "$SERIES lists no patches"
-for p in "${patches[@]}"; do
-	[ -r "$patch_dir/$p" ] || die "series lists $p but $patch_dir/$p does not exist"
-done
 
 tree=$BUILD_DIR/linux-source-6.1
 logs=$BUILD_DIR/logs

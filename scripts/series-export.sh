@@ -59,17 +59,12 @@ SERIES=$(abspath "$SERIES")
 COVER=$(abspath "$COVER")
 WORK_DIR=$(abspath "$WORK_DIR")
 OUT_DIR=$(abspath "$OUT_DIR")
-patch_dir=$(dirname "$SERIES")
 
 [ -r "$TARBALL" ] || die "tarball $TARBALL not found"
-[ -r "$SERIES" ] || die "series file $SERIES not found"
 [ -r "$COVER" ] || die "cover letter text $COVER not found"
 . "$root/scripts/series-lib.sh"
-mapfile -t patches < <(series_patches "$SERIES")
+load_series "$SERIES" || die "cannot use $SERIES"
 [ "${#patches[@]}" -gt 0 ] || die "$SERIES lists no patches"
-for p in "${patches[@]}"; do
-	[ -r "$patch_dir/$p" ] || die "series lists $p but $patch_dir/$p does not exist"
-done
 
 # Reproducible identity for the base commit and the committer of every
 # applied patch (authors come from the patches themselves).

@@ -18,3 +18,17 @@ extract_tree() {
 	[ -n "$top" ] && [ -f "$top/Makefile" ] || return 1
 	mv "$top" "$dir" && rmdir "$dir.tmp"
 }
+
+# load_series SERIES_FILE: set patches=(...) and patch_dir from it; says on
+# stderr what is wrong and fails if the file is missing or names a patch
+# that does not exist.
+load_series() {
+	patch_dir=$(dirname "$1")
+	[ -r "$1" ] || { echo "series file $1 not found" >&2; return 1; }
+	mapfile -t patches < <(series_patches "$1")
+	local p
+	for p in "${patches[@]}"; do
+		[ -r "$patch_dir/$p" ] ||
+			{ echo "series lists $p but $patch_dir/$p does not exist" >&2; return 1; }
+	done
+}
