@@ -77,6 +77,25 @@ def test_golden_names_matching_report(capsys):
     assert not any("golden" in l for l in lines if "lkdtm_BUG" in l)
 
 
+def test_golden_offset_base_uses_lkdtm_address_from_the_log(tmp_path, capsys):
+    """USERCOPY_KERNEL's golden pins the offset relative to the address
+    LKDTM printed; triage must check it, not skip it or always fail it."""
+    if not (GOLDEN / "default").is_dir():
+        pytest.skip("no expected-oops/default")
+    log = DATA / "console-series" / "default" / "USERCOPY_KERNEL.log"
+    rc, out, _ = cli(capsys, "--golden", GOLDEN / "default", log)
+    assert rc == 0 and "[golden: USERCOPY_KERNEL]" in out
+    text = log.read_text()
+    moved = tmp_path / "moved.log"       # LKDTM says another address
+    moved.write_text(text.replace("kernel text: ffffffff810a16d0", "kernel text: ffffffff810a16e0"))
+    dropped = tmp_path / "dropped.log"   # no LKDTM address at all
+    dropped.write_text("".join(l for l in text.splitlines(True) if "kernel text: ffff" not in l))
+    assert moved.read_text() != text and dropped.read_text() != text
+    for other in (moved, dropped):
+        rc, out, _ = cli(capsys, "--golden", GOLDEN / "default", other)
+        assert rc == 0 and "kernel text" in out and "golden:" not in out
+
+
 def test_negative_corpus_prints_nothing_found(capsys):
     rc, out, err = cli(capsys, TRIAGE / "negative")
     assert rc == 0 and "no kernel reports found" in out and err == ""

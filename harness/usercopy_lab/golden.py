@@ -176,10 +176,13 @@ def match_expected(exp: ExpectedReport, report: Report,
 
 
 def match_report(golden: Golden, report: Report) -> list[str]:
-    """Mismatches of report against the closest expected report of golden."""
+    """Mismatches of report against the closest expected report of golden;
+    an offset-base is checked against the LKDTM address the parser saw
+    before the report (Report.lkdtm_address)."""
     if not golden.reports:
         return [f"report: expected none, saw {report.kind}"]
-    best = min((match_expected(e, report) for e in golden.reports), key=len)
+    best = min((match_expected(e, report, report.lkdtm_address)
+                for e in golden.reports), key=len)
     return best
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from .console_markers import LKDTM_BAD_ADDRESS
 from .log_lines import normalize
 from .report_model import Report
 
@@ -44,7 +45,7 @@ MAX_UNKNOWN_RUN = 40          # unrelated lines inside a trace, else truncated
 TRIGGERS: tuple[str, ...] = (
     "attempt detected", "usercopy whitelist", "BUG: ", "BUG at ", "WARNING:",
     "Oops", "general protection", "Kernel panic", "Unable to handle kernel",
-    "Internal error:", "invalid opcode", "Linux version")
+    "Internal error:", "invalid opcode", "Linux version", "attempting bad copy")
 _TRIGGERS_B = tuple(t.encode() for t in TRIGGERS)
 _PREFILTER = re.compile("|".join(re.escape(t) for t in TRIGGERS))
 
@@ -230,6 +231,7 @@ class _Assembler:
     done: list[Report] = field(default_factory=list)
     current: _Open | None = None
     version: str | None = None
+    lkdtm_address: int | None = None
 
     @property
     def busy(self) -> bool:
@@ -245,6 +247,9 @@ class _Assembler:
                 m = _LINUX_VERSION.search(text)
                 if m:
                     self.version = m.group(1) + (" " + m.group(2) if m.group(2) else "")
+            elif "lkdtm: " in text and (m := LKDTM_BAD_ADDRESS.search(text)):
+                # Context for a golden offset-base (USERCOPY_KERNEL).
+                self.lkdtm_address = int(m.group(1), 16)
             return
         if head is not None:
             if self._merge(cur, lineno, text, head):
@@ -262,7 +267,8 @@ class _Assembler:
 
     # ..................................................... open / merge
     def _open(self, lineno: int, text: str, head: _Header) -> None:
-        rep = Report(file=self.file, line=lineno, kind=head.kind, end_line=lineno)
+        rep = Report(file=self.file, line=lineno, kind=head.kind, end_line=lineno,
+                     lkdtm_address=self.lkdtm_address)
         cur = _Open(report=rep, opener=head.role)
         self.current = cur
         for key, value in head.fields.items():

@@ -30,6 +30,8 @@ class Report:
     guilty_frame: str | None = None
     frames: list[str] = field(default_factory=list)
     kernel: str | None = None         # "6.1.0 #1" etc., when the log says
+    lkdtm_address: int | None = None  # last "attempting bad copy ... from
+                                      # kernel X: ADDR" before the report
     truncated: bool = False
     title: str = ""
     signature: str = ""
