@@ -35,7 +35,7 @@ missing=0
 while IFS=$'\t' read -r opt line frag; do
 	[ -n "$opt" ] || continue
 	case "$line" in
-	"# "*) ! grep -q "^$opt=" "$work/.config" && continue ;;
+	"# "* | *=n) ! grep -q "^$opt=" "$work/.config" && continue ;;	# off either way
 	*) grep -qxF "$line" "$work/.config" && continue ;;
 	esac
 	echo "kernel-config: $frag: '$line' did not land in .config (unmet dependency" \
