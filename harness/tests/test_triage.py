@@ -143,6 +143,56 @@ def test_vmlinux_without_debug_info_degrades(tmp_path, capsys):
     assert rc == 0 and "--vmlinux" in err and "lkdtm_BUG" in out
 
 
+NORETURN_PROG = """#include <stdlib.h>
+
+__attribute__((noreturn, noinline)) void die_now(int x)
+{
+	exit(x);
+}
+
+__attribute__((noinline)) int check(int x)
+{
+	if (x > 3)
+		return x + 1;
+	die_now(x);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	return check(argc);
+}
+"""
+
+
+def test_symbolizer_names_the_call_line_of_a_noreturn_call(tmp_path):
+    """check()'s frame is the return address of its call to die_now(), the
+    function's last instruction (as __check_heap_object's call to
+    usercopy_abort is): resolving the return address itself falls past the
+    function; the call line is prog.c:12."""
+    import re
+    import shutil
+    import subprocess
+    from usercopy_lab.symbolize import RawFrame, Symbolizer
+    if not (shutil.which("gcc") and shutil.which("objdump")):
+        pytest.skip("gcc/objdump not installed")
+    src = tmp_path / "prog.c"
+    src.write_text(NORETURN_PROG)
+    exe = tmp_path / "prog"
+    subprocess.run(["gcc", "-g", "-O2", "-o", str(exe), str(src)], check=True)
+    dis = subprocess.run(["objdump", "-d", str(exe)], capture_output=True, text=True,
+                         check=True).stdout
+    body = dis.split("<check>:\n", 1)[1].split("\n\n", 1)[0]
+    start = int(re.search(r"^([0-9a-f]+) <check>:", dis, re.M).group(1), 16)
+    call = re.search(r"^\s*([0-9a-f]+):\t((?:[0-9a-f]{2} )+)\s*\tcall.*<die_now>", body, re.M)
+    assert call, body
+    ret = int(call.group(1), 16) + len(call.group(2).split())
+    sym = Symbolizer(exe)
+    sym.check()
+    [where] = sym.resolve([RawFrame("check", ret - start, None)])
+    assert where.startswith("check ") and where.endswith("prog.c:12"), where
+
+
 def test_symbolizer_resolves_with_debug_info(tmp_path):
     import shutil
     import subprocess

@@ -1,7 +1,11 @@
 """Resolve call-trace frames (func+0x1a/0x40) to file:line with a vmlinux.
 
 Uses binutils the way scripts/faddr2line does: `nm` gives each function's
-start address, `addr2line -f -i` resolves start+offset.  Frames in modules
+start address, `addr2line -f -i` resolves it.  Call-trace entries are return
+addresses, so start+offset-1 is resolved (as gdb does for caller frames):
+the return address itself names the line after the call, and after a call
+to a noreturn function such as usercopy_abort() that is another statement
+or no line of the function at all.  Frames in modules
 ("[rds]") need the module's .ko and are left as they are.  A vmlinux
 without DWARF (.debug_line) cannot give file:line; that is said once, as a
 SymbolizeError, instead of printing '??:0' for every frame.
@@ -81,7 +85,8 @@ class Symbolizer:
         addrs: list[int | None] = []
         for fr in frames:
             base = None if fr.module else self._symbols.get(fr.func)
-            addrs.append(None if base is None else base + fr.offset)
+            # offset 0 is not a return address (nothing was called yet)
+            addrs.append(None if base is None else base + fr.offset - (fr.offset > 0))
         wanted = [a for a in addrs if a is not None]
         where: dict[int, str] = {}
         if wanted:
