@@ -27,10 +27,6 @@ def test_unknown_trigger_outcome():
     assert markers("NO_SUCH_TRIGGER.log").outcome == "unknown-trigger"
 
 
-def test_kernel_address_of_bad_copy():
-    assert markers("USERCOPY_KERNEL.log").bad_address == 0xffffffff810a16a0
-
-
 def test_usercopy_lab_window_and_bad_copy_lines():
     m = read_markers([
         "[    1.0] lkdtm: expecting window offset 1216 size 64 in 'mm_struct'",

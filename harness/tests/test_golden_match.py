@@ -95,6 +95,21 @@ def test_truncated_report_is_not_trusted():
     assert result.verdict == "ERROR"   # the log also ends before the END marker
 
 
+def test_report_cut_after_the_golden_frames_is_fail_truncated(tmp_path):
+    """The guest ended normally (END marker) but the console lost the end of
+    the call trace: every pinned field and frame still matches, and the
+    verdict is FAIL only because a cut-off report is not trusted."""
+    lines = (CONSOLE / "USERCOPY_SLAB_SIZE_TO.log").read_text().splitlines(True)
+    cut = next(i for i, l in enumerate(lines) if "direct_entry" in l) + 1
+    end = next(i for i, l in enumerate(lines) if l.startswith("Segmentation fault"))
+    log = tmp_path / "USERCOPY_SLAB_SIZE_TO.log"
+    log.write_text("".join(lines[:cut] + lines[end:]))
+    result = evaluate_log("default", "USERCOPY_SLAB_SIZE_TO", log,
+                          load(GOLDEN / "USERCOPY_SLAB_SIZE_TO.txt"), "")
+    assert result.verdict == "FAIL"
+    assert [d.split(":")[0] for d in result.diffs] == ["report 1 truncated"], result.diffs
+
+
 def test_two_reports_where_one_is_expected_fail():
     result = verdict_of("USERCOPY_SLAB_WHITELIST_FROM",
                         load(GOLDEN / "USERCOPY_SLAB_WHITELIST_FROM.txt"),

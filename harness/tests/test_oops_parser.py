@@ -55,6 +55,13 @@ def test_same_bug_other_length_same_signature():
     assert c.signature != a.signature
 
 
+def test_lkdtm_address_before_the_report_is_kept():
+    [rep] = parse_file(CONSOLE / "USERCOPY_KERNEL.log")
+    assert rep.lkdtm_address == 0xffffffff810a16a0
+    [rep] = parse_file(CONSOLE / "USERCOPY_SLAB_WHITELIST_TO.log")
+    assert rep.lkdtm_address is None
+
+
 def test_lab_vmalloc_and_unknown_trigger_have_no_report():
     assert parse_file(CONSOLE / "USERCOPY_VMALLOC.log") == []
     assert parse_file(CONSOLE / "NO_SUCH_TRIGGER.log") == []

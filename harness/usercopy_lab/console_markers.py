@@ -16,9 +16,6 @@ CHECK_PREFIX = "usercopy-lab-check: "
 _START_RE = re.compile(r"USERCOPY-LAB-START trigger=(\S+)")
 _WINDOW_RE = re.compile(r"expecting window offset (\d+) size (\d+) in '([^']+)'")
 _BAD_COPY_RE = re.compile(r"attempting bad copy_(?:to|from)_user at offset (\d+) size (\d+)")
-# upstream LKDTM names the kernel address of its bad copy, e.g.
-# "attempting bad copy_to_user from kernel text: ffffffff810a16a0"
-LKDTM_BAD_ADDRESS = re.compile(r"attempting bad copy_(?:to|from)_user\(?\)? from kernel [\w ]+: ([0-9a-f]{8,16})$")
 
 
 @dataclass
@@ -39,7 +36,6 @@ class ConsoleMarkers:
     checks: list[str] = field(default_factory=list)  # after "usercopy-lab-check: "
     window: Window | None = None
     bad_copy: tuple[int, int] | None = None          # (offset, size)
-    bad_address: int | None = None                   # address LKDTM printed
 
     @property
     def lkdtm_fail(self) -> list[str]:
@@ -76,6 +72,4 @@ def read_markers(lines: list[str]) -> ConsoleMarkers:
             found.window = Window(m.group(3), int(m.group(1)), int(m.group(2)))
         elif m := _BAD_COPY_RE.search(text):
             found.bad_copy = (int(m.group(1)), int(m.group(2)))
-        elif m := LKDTM_BAD_ADDRESS.search(text):
-            found.bad_address = int(m.group(1), 16)
     return found

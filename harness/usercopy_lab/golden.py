@@ -140,12 +140,11 @@ def load_dir(path: Path) -> dict[str, Golden]:
     return {p.stem: load(p) for p in sorted(path.glob("*.txt"))}
 
 
-def match_expected(exp: ExpectedReport, report: Report,
-                   bad_address: int | None = None) -> list[str]:
+def match_expected(exp: ExpectedReport, report: Report) -> list[str]:
     """Field-by-field comparison; each mismatch reads 'field: expected X, saw Y'.
 
-    bad_address is the kernel address LKDTM printed for its bad copy, needed
-    by an offset-base expectation.
+    An offset-base is checked against report.lkdtm_address, the kernel
+    address LKDTM printed for its bad copy before the report.
     """
     diffs: list[str] = []
     if report.kind != exp.kind:
@@ -155,10 +154,10 @@ def match_expected(exp: ExpectedReport, report: Report,
             "bug-site": report.bug_site, "rip": report.rip}
     for key, want in exp.fields.items():
         if key == "offset-base":
-            if bad_address is None:
+            if report.lkdtm_address is None:
                 diffs.append("offset: golden uses offset-base but LKDTM printed no address")
                 continue
-            key, want = "offset", str(bad_address - int(want, 16))
+            key, want = "offset", str(report.lkdtm_address - int(want, 16))
         got = seen[key]
         if key == "bug-site":
             ok = got is not None and (got == want or got.startswith(want + ":"))
@@ -176,13 +175,10 @@ def match_expected(exp: ExpectedReport, report: Report,
 
 
 def match_report(golden: Golden, report: Report) -> list[str]:
-    """Mismatches of report against the closest expected report of golden;
-    an offset-base is checked against the LKDTM address the parser saw
-    before the report (Report.lkdtm_address)."""
+    """Mismatches of report against the closest expected report of golden."""
     if not golden.reports:
         return [f"report: expected none, saw {report.kind}"]
-    best = min((match_expected(e, report, report.lkdtm_address)
-                for e in golden.reports), key=len)
+    best = min((match_expected(e, report) for e in golden.reports), key=len)
     return best
 
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .console_markers import LKDTM_BAD_ADDRESS
 from .log_lines import normalize
 from .report_model import Report
 
@@ -74,6 +73,11 @@ _KASAN_ACCESS = re.compile(r"(Read|Write) of size (\d+)")
 _KASAN_CACHE = re.compile(r"which belongs to the cache (\S+)")
 _PANIC = re.compile(r"Kernel panic - not syncing:? ?(.*)")
 _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
+# LKDTM names the kernel address of a bad copy that has no object offset
+# (USERCOPY_KERNEL): "attempting bad copy_to_user from kernel text:
+# ffffffff810a16a0".  Kept as report context for a golden offset-base.
+_LKDTM_BAD_ADDRESS = re.compile(
+    r"lkdtm: attempting bad copy_(?:to|from)_user\(?\)? from kernel [\w ]+: ([0-9a-f]{8,16})$")
 _TAINT = re.compile(r"\b(?:Not tainted|Tainted:[A-Z ]*?)\s+(\d+\.\d+\S*)(?:\s+(#\d+))?")
 _RIP = re.compile(r"(?:RIP: 0010:|pc : |PC is at |NIP \[[0-9a-f]+\] |EIP: 0060:|EIP: )"
                   r"(?:\[<[0-9a-f]+>\]\s*)*(?:\[<[0-9a-f]+>\]\s*)?([A-Za-z_.$][\w.$]*)\+0x")
@@ -247,8 +251,7 @@ class _Assembler:
                 m = _LINUX_VERSION.search(text)
                 if m:
                     self.version = m.group(1) + (" " + m.group(2) if m.group(2) else "")
-            elif "lkdtm: " in text and (m := LKDTM_BAD_ADDRESS.search(text)):
-                # Context for a golden offset-base (USERCOPY_KERNEL).
+            elif m := _LKDTM_BAD_ADDRESS.search(text):
                 self.lkdtm_address = int(m.group(1), 16)
             return
         if head is not None:

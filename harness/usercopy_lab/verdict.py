@@ -76,7 +76,7 @@ def _compare(golden: Golden, markers: ConsoleMarkers,
             diffs.append(f"report {i + 1}: unexpected {r.title or r.kind} "
                          f"(line {r.line})")
         else:
-            found = match_expected(golden.reports[i], reports[i], markers.bad_address)
+            found = match_expected(golden.reports[i], reports[i])
             diffs += [f"report {i + 1} {d}" for d in found]
 
     diffs += _compare_lkdtm(golden, markers)
