@@ -101,7 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"logs in {out_dir}", flush=True)
     limits = RunLimits(args.boot_timeout, args.trigger_timeout)
     results: list[TriggerResult] = []
-    meta = {"run_id": run_id, "accel": accel.accel, "suites": names}
+    meta = {"run_id": run_id, "accel": accel.accel, "accel_reason": accel.reason,
+            "suites": names}
     for n in names:
         results += _run_suite(suites[n], args, accel.accel, limits, out_dir)
         write_json(results, out_dir / "results.json", meta)

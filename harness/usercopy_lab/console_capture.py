@@ -84,6 +84,8 @@ def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
             cap.seconds = time.monotonic() - start
             if cap.error:
                 log.write(f"\n# usercopy-lab: {cap.error}\n".encode())
+            log.write(f"# usercopy-lab: qemu exit status {cap.qemu_exit}, "
+                      f"{cap.seconds:.1f}s\n".encode())
     return cap
 
 

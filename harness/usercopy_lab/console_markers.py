@@ -38,10 +38,6 @@ class ConsoleMarkers:
     bad_copy: tuple[int, int] | None = None          # (offset, size)
 
     @property
-    def lkdtm_fail(self) -> list[str]:
-        return [m for m in self.lkdtm if m.startswith("FAIL:")]
-
-    @property
     def lkdtm_xfail(self) -> list[str]:
         return [m for m in self.lkdtm if m.startswith("XFAIL:")]
 

@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 QEMU = "qemu-system-x86_64"
@@ -49,8 +49,6 @@ class GuestSpec:
 class AccelChoice:
     accel: str
     reason: str
-    probe_seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
 
 def qemu_available() -> bool:
@@ -79,6 +77,6 @@ def choose_accel(requested: str, kernel: Path, initramfs: Path,
             f"KVM probe exited {proc.returncode} without the init marker"
     except subprocess.TimeoutExpired:
         ok = False
-        reason = f"KVM probe did not reach init within {probe_timeout:.0f}s"
-    elapsed = time.monotonic() - start
-    return AccelChoice("kvm" if ok else "tcg", reason, elapsed)
+        reason = "KVM probe did not reach init"
+    return AccelChoice("kvm" if ok else "tcg",
+                       f"{reason} in {time.monotonic() - start:.1f}s")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TextIO
 
+from .golden import Golden, load_dir, match_report
 from .oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, make_signature
 from .report_model import Report
 
@@ -155,21 +156,17 @@ def _reports_from_json(data: Any, path: Path) -> list[Report]:
 
 
 # ----------------------------------------------------------------- golden
-def load_golden(dirs: list[Path]) -> list[tuple[str, Any]]:
+def load_golden(dirs: list[Path]) -> list[tuple[str, Golden]]:
     """(name, Golden) for every golden file under dirs (one level of
     suite sub-directories allowed)."""
-    try:
-        from . import golden as golden_mod
-    except ImportError as exc:
-        raise TriageError(f"--golden needs harness/usercopy_lab/golden.py ({exc})") from exc
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, Golden]] = []
     for d in dirs:
         if not d.is_dir():
             raise TriageError(f"--golden {d}: not a directory")
         subdirs = [d] + sorted(p for p in d.iterdir() if p.is_dir())
         for sub in subdirs:
             try:
-                loaded = golden_mod.load_dir(sub)
+                loaded = load_dir(sub)
             except ValueError as exc:
                 raise TriageError(f"--golden: {exc}") from exc
             prefix = "" if sub == d else f"{sub.name}/"
@@ -179,9 +176,8 @@ def load_golden(dirs: list[Path]) -> list[tuple[str, Any]]:
     return out
 
 
-def golden_names(goldens: list[tuple[str, Any]], report: Report) -> list[str]:
-    from . import golden as golden_mod
-    return [name for name, g in goldens if not golden_mod.match_report(g, report)]
+def golden_names(goldens: list[tuple[str, Golden]], report: Report) -> list[str]:
+    return [name for name, g in goldens if not match_report(g, report)]
 
 
 # ------------------------------------------------------------------- rows

@@ -8,7 +8,7 @@ from typing import Any
 from .console_capture import capture_guest
 from .console_markers import ConsoleMarkers, read_markers
 from .golden import Golden
-from .oops_parser import parse_file
+from .oops_parser import iter_reports
 from .qemu_boot import GuestSpec
 from .report_model import Report
 from .verdict import ERROR, Verdict, decide, decide_check
@@ -87,4 +87,5 @@ def evaluate_check_log(suite: str, name: str, log_path: Path,
 
 def _read_console(log_path: Path) -> tuple[str, ConsoleMarkers, list[Report]]:
     text = log_path.read_bytes().decode("utf-8", errors="replace")
-    return text, read_markers(text.splitlines()), parse_file(log_path)
+    lines = text.splitlines()
+    return text, read_markers(lines), list(iter_reports(lines, str(log_path)))
