@@ -116,8 +116,7 @@ check() {
 		echo "lkdtm-patch: $PATCH is stale: its $SELFTESTS lines differ from $TESTS" >&2
 		rc=1
 	fi
-	if ! sed -e 's/#.*//' -e 's/[[:space:]]*$//' patches/series |
-			grep -qxF "${PATCH#patches/}"; then
+	if ! series_patches patches/series | grep -qxF "${PATCH#patches/}"; then
 		echo "lkdtm-patch: ${PATCH#patches/} is not listed in patches/series" >&2
 		rc=1
 	fi
