@@ -69,6 +69,7 @@ SERIES=$(abspath "$SERIES")
 [ -r "$LAB_CONFIG" ] || die "config fragment $LAB_CONFIG not found"
 
 . "$root/scripts/series-lib.sh"
+. "$root/scripts/kconfig-lib.sh"
 load_series "$SERIES" || die "cannot use $SERIES"
 [ "${#patches[@]}" -gt 0 ] || die "$SERIES lists no patches"
 
@@ -90,46 +91,20 @@ defined_symbols() {
 		awk '{ print "CONFIG_" $2 }' | sort -u > "$BUILD_DIR/symbols"
 }
 
-# check_config FRAGMENT: every line of the fragment must have landed in .config.
-check_config() {
-	local frag=$1 line opt bad=0 skipped=()
-	defined_symbols
-	while IFS= read -r line; do
-		case "$line" in
-		CONFIG_*=*) opt=${line%%=*} ;;
-		"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt% is not set} ;;
-		*) continue ;;
-		esac
-		if ! grep -qxF "$opt" "$BUILD_DIR/symbols"; then
-			skipped+=("$opt")
-			continue
-		fi
-		case "$line" in
-		CONFIG_*=*)
-			grep -qxF "$line" "$tree/.config" || {
-				echo "  config: '$line' did not land in .config (got:" \
-					"'$(grep -E "^(# )?$opt[= ]" "$tree/.config" || echo absent)')" >&2
-				bad=1; } ;;
-		*)
-			! grep -q "^$opt=" "$tree/.config" || {
-				echo "  config: '$line' did not land in .config" >&2; bad=1; } ;;
-		esac
-	done < "$frag"
-	[ "${#skipped[@]}" = 0 ] ||
-		echo "  config: not defined in this tree yet, skipped: ${skipped[*]}"
-	return $bad
-}
-
-# configure LOGNAME: tinyconfig + fragment + olddefconfig, in-tree.  Kbuild
-# only rebuilds what depends on options whose value changed, so running
-# this for every prefix keeps the builds incremental.
+# configure LOGNAME FRAGMENT...: tinyconfig + fragments + olddefconfig,
+# in-tree, then check_fragments (kconfig-lib.sh) with the symbols this
+# prefix defines.  Kbuild only rebuilds what depends on options whose value
+# changed, so running this for every prefix keeps the builds incremental.
 configure() {
+	local name=$1
+	shift
 	{
 		make -C "$tree" tinyconfig &&
-		(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$frag") &&
+		(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$@") &&
 		make -C "$tree" olddefconfig
-	} > "$logs/$1.log" 2>&1 || { echo "  config: failed, see $logs/$1.log" >&2; return 1; }
-	check_config "$frag"
+	} > "$logs/$name.log" 2>&1 || { echo "  config: failed, see $logs/$name.log" >&2; return 1; }
+	defined_symbols
+	check_fragments "  config: " "$tree/.config" "$BUILD_DIR/symbols" "$@"
 }
 
 build() { # LOGNAME -> 0/1, sets build_secs
@@ -183,7 +158,7 @@ extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBA
 frag=$BUILD_DIR/lab.fragment
 cp "$LAB_CONFIG" "$frag"
 log "configuring: tinyconfig + $(basename "$LAB_CONFIG")"
-configure config || die "lab config incomplete on the unpatched tree"
+configure config "$frag" || die "lab config incomplete on the unpatched tree"
 
 # ---------------------------------------------------------------- prefixes
 declare -a r_name r_apply r_build r_secs r_warn r_cp
@@ -214,7 +189,7 @@ for ((k = 1; k <= n; k++)); do
 		sed 's/^/  /' "$logs/$tag-apply.log" | head -n 20 >&2
 		continue
 	fi
-	configure "$tag-config" || { r_build[k]=CONFIG; fail=1; continue; }
+	configure "$tag-config" "$frag" || { r_build[k]=CONFIG; fail=1; continue; }
 	cp "$tree/.config" "$BUILD_DIR/lab.config.last"
 	log "[$k/$n] building bzImage"
 	if build "$tag-build"; then
@@ -230,24 +205,14 @@ done
 # ---------------------------------------------------------------- variants
 declare -a v_name v_build v_secs v_warn
 nv=0
-variant() { # NAME SCRIPTS/CONFIG-ARGS...
+variant() { # NAME FRAGMENT...: the lab fragment, then these on top
 	local name=$1 tag
 	shift
 	nv=$((nv + 1))
 	tag=$(printf 'v%02d' "$nv")
 	v_name[nv]=$name; v_build[nv]=-; v_secs[nv]=-; v_warn[nv]=-
-	cp "$BUILD_DIR/lab.config.last" "$tree/.config"
-	if ! { "$tree/scripts/config" --file "$tree/.config" "$@" &&
-	       make -C "$tree" olddefconfig; } > "$logs/$tag-config.log" 2>&1; then
-		v_build[nv]=CONFIG; fail=1; return
-	fi
 	# The lab fragment must still hold, except for what the variant changes.
-	local want
-	for want in "${variant_expect[@]}"; do
-		grep -qxF "$want" "$tree/.config" || {
-			echo "  variant $name: '$want' not in .config" >&2
-			v_build[nv]=CONFIG; fail=1; return; }
-	done
+	configure "$tag-config" "$frag" "$@" || { v_build[nv]=CONFIG; fail=1; return; }
 	log "variant $name: building bzImage"
 	if build "$tag-build"; then
 		v_build[nv]=yes
@@ -260,23 +225,16 @@ variant() { # NAME SCRIPTS/CONFIG-ARGS...
 }
 
 if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
-	variant_expect=(CONFIG_HARDENED_USERCOPY=y
-		CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC=y
-		CONFIG_HARDENED_USERCOPY_FALLBACK=y)
-	variant "SPLIT_KMALLOC=y FALLBACK=y" \
-		-e HARDENED_USERCOPY_SPLIT_KMALLOC -e HARDENED_USERCOPY_FALLBACK
-	variant_expect=(CONFIG_HARDENED_USERCOPY=y
-		"# CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC is not set"
-		"# CONFIG_HARDENED_USERCOPY_FALLBACK is not set")
-	variant "SPLIT_KMALLOC=n FALLBACK=n" \
-		-d HARDENED_USERCOPY_SPLIT_KMALLOC -d HARDENED_USERCOPY_FALLBACK
+	both_on=$BUILD_DIR/split-fallback-on.fragment
+	both_off=$BUILD_DIR/split-fallback-off.fragment
+	printf '%s\n' CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC=y \
+		CONFIG_HARDENED_USERCOPY_FALLBACK=y > "$both_on"
+	printf '%s\n' "# CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC is not set" \
+		"# CONFIG_HARDENED_USERCOPY_FALLBACK is not set" > "$both_off"
+	variant "SPLIT_KMALLOC=y FALLBACK=y" "$both_on"
+	variant "SPLIT_KMALLOC=n FALLBACK=n" "$both_off"
 	if [ "$SLAB" = 1 ]; then
-		variant_expect=(CONFIG_SLAB=y CONFIG_HARDENED_USERCOPY=y
-			CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC=y
-			CONFIG_HARDENED_USERCOPY_FALLBACK=y)
-		variant "SLAB, SPLIT_KMALLOC=y FALLBACK=y" \
-			-d SLUB -d SLUB_DEBUG -e SLAB \
-			-e HARDENED_USERCOPY_SPLIT_KMALLOC -e HARDENED_USERCOPY_FALLBACK
+		variant "SLAB, SPLIT_KMALLOC=y FALLBACK=y" "$root/kernel-config/variant-slab.config" "$both_on"
 	fi
 	# Leave the tree configured as the lab builds it.
 	cp "$BUILD_DIR/lab.config.last" "$tree/.config"
