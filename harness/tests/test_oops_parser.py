@@ -235,3 +235,18 @@ def test_gzip_log(tmp_path):
     ("do_usercopy_slab_whitelist", False), ("sg_io", False)])
 def test_plumbing(func, plumbing):
     assert is_plumbing(func) == plumbing
+
+
+def test_every_frame_has_its_address():
+    """Report.frame_addresses (for --vmlinux) runs parallel to frames."""
+    logs = sorted(DATA.rglob("*.log"))
+    assert len(logs) > 50
+    for log in logs:
+        try:
+            reports = parse_file(log)
+        except LogFormatError:
+            continue
+        for rep in reports:
+            assert len(rep.frame_addresses) == len(rep.frames), (log, rep.line)
+            for name, addr in zip(rep.frames, rep.frame_addresses):
+                assert addr.symbol.startswith(name), (log, rep.line, name, addr)

@@ -173,7 +173,8 @@ def test_symbolizer_names_the_call_line_of_a_noreturn_call(tmp_path):
     import re
     import shutil
     import subprocess
-    from usercopy_lab.symbolize import RawFrame, Symbolizer
+    from usercopy_lab.report_model import FrameAddress
+    from usercopy_lab.symbolize import Symbolizer
     if not (shutil.which("gcc") and shutil.which("objdump")):
         pytest.skip("gcc/objdump not installed")
     src = tmp_path / "prog.c"
@@ -189,26 +190,30 @@ def test_symbolizer_names_the_call_line_of_a_noreturn_call(tmp_path):
     ret = int(call.group(1), 16) + len(call.group(2).split())
     sym = Symbolizer(exe)
     sym.check()
-    [where] = sym.resolve([RawFrame("check", ret - start, None)])
+    [where] = sym.resolve([FrameAddress("check", ret - start)])
     assert where.startswith("check ") and where.endswith("prog.c:12"), where
 
 
 def test_symbolizer_resolves_with_debug_info(tmp_path):
     import shutil
     import subprocess
-    from usercopy_lab.report_model import Report
-    from usercopy_lab.symbolize import Symbolizer, raw_frames
+    from usercopy_lab.oops_parser import iter_reports
+    from usercopy_lab.symbolize import Symbolizer
     if not shutil.which("gcc"):
         pytest.skip("gcc not installed")
     src = tmp_path / "prog.c"
     src.write_text("int helper(int x)\n{\n\treturn x * 3;\n}\n\nint main(void)\n{\n\treturn helper(2);\n}\n")
     exe = tmp_path / "prog"
     subprocess.run(["gcc", "-g", "-O0", "-o", str(exe), str(src)], check=True)
-    rep = Report(file="x", line=1, kind="bug", lines=[
+    [rep] = iter_reports([
+        "kernel BUG at mm/usercopy.c:99!", "invalid opcode: 0000 [#1] SMP",
         "Call Trace:", " <TASK>", " helper+0x4/0x20", " ? main+0x1/0x30",
-        " main+0x0/0x30", " rds_recvmsg+0x43d/0x620 [rds]", " </TASK>"])
-    frames = raw_frames(rep)
-    assert [f.func for f in frames] == ["helper", "main", "rds_recvmsg"]
+        " main.cold+0x0/0x30 (unreliable)", " main+0x0/0x30",
+        " rds_recvmsg+0x43d/0x620 [rds]", " </TASK>"])
+    frames = rep.frame_addresses
+    assert rep.frames == ["helper", "main", "rds_recvmsg"]
+    assert [(f.symbol, f.offset, f.module) for f in frames] == [
+        ("helper", 4, None), ("main", 0, None), ("rds_recvmsg", 0x43d, "rds")]
     sym = Symbolizer(exe)
     sym.check()
     out = sym.resolve(frames)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .log_lines import normalize
-from .report_model import Report
+from .report_model import FrameAddress, Report
 
 MAX_LINE = 64 * 1024          # bytes kept of one line; the rest is dropped
 CHUNK = 1 << 20               # bytes read at a time
@@ -82,7 +82,7 @@ _TAINT = re.compile(r"\b(?:Not tainted|Tainted:[A-Z ]*?)\s+(\d+\.\d+\S*)(?:\s+(#
 _RIP = re.compile(r"(?:RIP: 0010:|pc : |PC is at |NIP \[[0-9a-f]+\] |EIP: 0060:|EIP: )"
                   r"(?:\[<[0-9a-f]+>\]\s*)*(?:\[<[0-9a-f]+>\]\s*)?([A-Za-z_.$][\w.$]*)\+0x")
 _FRAME = re.compile(
-    r"\s*(?:\[<?[0-9a-f]+>?\]\s*)*(\?\s+)?([A-Za-z_.$][\w.$]*)\+0x[0-9a-f]+"
+    r"\s*(?:\[<?[0-9a-f]+>?\]\s*)*(\?\s+)?([A-Za-z_.$][\w.$]*)\+(0x[0-9a-f]+)"
     r"(?:/0x[0-9a-f]+)?(?:\s+\[([\w-]+)[^\]]*\])?(\s*\(unreliable\))?")
 _FN_SUFFIX = re.compile(r"(?:\.(?:isra|constprop|part|cold|llvm|lto_priv|localalias)(?:\.\d+)?)+$")
 _TAIL = re.compile(
@@ -118,12 +118,27 @@ _TO_USER = re.compile(r"\w*(?:copy_to_user|copyout|copy_to_iter|put_cmsg|copy_pa
 _FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user|copy_page_from_iter)\w*")
 
 
-def frame_name(text: str) -> tuple[str, bool] | None:
-    """(function, reliable) of a call-trace line, or None if it is not one."""
+@dataclass(frozen=True)
+class _Frame:
+    func: str                 # normalized: no .cold/.isra/... suffix
+    address: FrameAddress
+    reliable: bool            # not "? func" and not "(unreliable)"
+
+
+def _parse_frame(text: str) -> _Frame | None:
+    """The call-trace frame on a line, or None if it is not one."""
     m = _FRAME.match(text)
     if not m:
         return None
-    return _FN_SUFFIX.sub("", m.group(2)), not (m.group(1) or m.group(4))
+    return _Frame(_FN_SUFFIX.sub("", m.group(2)),
+                  FrameAddress(m.group(2), int(m.group(3), 16), m.group(4)),
+                  not (m.group(1) or m.group(5)))
+
+
+def _add_frame(rep: Report, fr: _Frame | None) -> None:
+    if fr is not None and fr.reliable:
+        rep.frames.append(fr.func)
+        rep.frame_addresses.append(fr.address)
 
 
 def is_plumbing(func: str) -> bool:
@@ -380,9 +395,7 @@ class _Assembler:
                 self._close(truncated=not cur.ended)
                 return True
             elif rep.kind == "panic" and not cur.frames_done:
-                fr = frame_name(text)
-                if fr and fr[1]:
-                    rep.frames.append(fr[0])
+                _add_frame(rep, _parse_frame(text))
             cur.header_lines += 1
             if cur.header_lines > MAX_HEADER_LINES:
                 return False
@@ -407,11 +420,11 @@ class _Assembler:
 
     def _trace_line(self, cur: _Open, lineno: int, text: str, s: str) -> bool:
         rep = cur.report
-        fr = frame_name(text) if not s.startswith(("RIP:", "RSP:", "Code:")) else None
+        fr = _parse_frame(text) if not s.startswith(("RIP:", "RSP:", "Code:")) else None
         if fr is not None:
             cur.unknown_run = 0
-            if not cur.frames_done and fr[1]:
-                rep.frames.append(fr[0])
+            if not cur.frames_done:
+                _add_frame(rep, fr)
             self._keep(cur, lineno, text)
             return True
         if s == "<TASK>":

@@ -9,6 +9,16 @@ KINDS = ("usercopy_abort", "usercopy_warn", "usercopy_legacy", "bug",
          "warning", "oops", "kasan", "panic")
 
 
+@dataclass(frozen=True)
+class FrameAddress:
+    """Where a call-trace frame points: "do_usercopy_slab_size.cold+0x217"
+    (in module "rds" for "... [rds]"), as printed, for symbolization."""
+
+    symbol: str
+    offset: int
+    module: str | None = None
+
+
 @dataclass
 class Report:
     """One oops / BUG / WARNING / panic found in a console log.
@@ -29,6 +39,7 @@ class Report:
     rip: str | None = None            # function of RIP: "usercopy_abort"
     guilty_frame: str | None = None
     frames: list[str] = field(default_factory=list)
+    frame_addresses: list[FrameAddress] = field(default_factory=list)  # per frame
     kernel: str | None = None         # "6.1.0 #1" etc., when the log says
     lkdtm_address: int | None = None  # last "attempting bad copy ... from
                                       # kernel X: ADDR" before the report
@@ -40,4 +51,5 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("lines")
+        data.pop("frame_addresses")
         return data

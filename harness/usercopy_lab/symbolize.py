@@ -1,60 +1,28 @@
 """Resolve call-trace frames (func+0x1a/0x40) to file:line with a vmlinux.
 
-Uses binutils the way scripts/faddr2line does: `nm` gives each function's
-start address, `addr2line -f -i` resolves it.  Call-trace entries are return
+Takes the frames the parser read (Report.frame_addresses: reliable frames
+only, in trace order) and resolves them with binutils the way
+scripts/faddr2line does: `nm` gives each function's start address,
+`addr2line -f -i` resolves the address.  Call-trace entries are return
 addresses, so start+offset-1 is resolved (as gdb does for caller frames):
 the return address itself names the line after the call, and after a call
 to a noreturn function such as usercopy_abort() that is another statement
-or no line of the function at all.  Frames in modules
-("[rds]") need the module's .ko and are left as they are.  A vmlinux
-without DWARF (.debug_line) cannot give file:line; that is said once, as a
+or no line of the function at all.  Frames in modules ("[rds]") need the
+module's .ko and are left as they are.  A vmlinux without DWARF
+(.debug_line) cannot give file:line; that is said once, as a
 SymbolizeError, instead of printing '??:0' for every frame.
 """
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .report_model import Report
-
-_RAW_FRAME = re.compile(
-    r"\s*(?:\[<?[0-9a-f]+>?\]\s*)*(\?\s+)?([A-Za-z_.$][\w.$]*)\+(0x[0-9a-f]+)"
-    r"(?:/0x[0-9a-f]+)?(?:\s+\[([\w-]+)[^\]]*\])?")
-
+from .report_model import FrameAddress
 
 class SymbolizeError(RuntimeError):
     """vmlinux cannot be used (missing, no symbols, no debug info, no binutils)."""
-
-
-@dataclass(frozen=True)
-class RawFrame:
-    func: str
-    offset: int
-    module: str | None
-
-
-def raw_frames(report: Report) -> list[RawFrame]:
-    """The reliable call-trace frames of report with their offsets."""
-    out: list[RawFrame] = []
-    in_trace = False
-    for line in report.lines:
-        s = line.strip()
-        if s.startswith(("Call Trace:", "Call trace:", "<TASK>")):
-            in_trace = True
-            continue
-        if s.startswith(("</TASK>", "---[ end")):
-            if out:
-                break
-            continue
-        if not in_trace:
-            continue
-        m = _RAW_FRAME.match(line)
-        if m and not m.group(1) and not s.startswith(("RIP:", "Code:")):
-            out.append(RawFrame(m.group(2), int(m.group(3), 16), m.group(4)))
-    return out
 
 
 @dataclass
@@ -80,11 +48,11 @@ class Symbolizer:
         if not self._symbols:
             raise SymbolizeError(f"{self.vmlinux} has no symbol table")
 
-    def resolve(self, frames: list[RawFrame]) -> list[str]:
+    def resolve(self, frames: list[FrameAddress]) -> list[str]:
         """One "func file:line" (or "func (not resolved: why)") per frame."""
         addrs: list[int | None] = []
         for fr in frames:
-            base = None if fr.module else self._symbols.get(fr.func)
+            base = None if fr.module else self._symbols.get(fr.symbol)
             # offset 0 is not a return address (nothing was called yet)
             addrs.append(None if base is None else base + fr.offset - (fr.offset > 0))
         wanted = [a for a in addrs if a is not None]
@@ -96,11 +64,11 @@ class Symbolizer:
         out = []
         for fr, addr in zip(frames, addrs):
             if fr.module:
-                out.append(f"{fr.func} (module {fr.module}: needs its .ko)")
+                out.append(f"{fr.symbol} (module {fr.module}: needs its .ko)")
             elif addr is None:
-                out.append(f"{fr.func} (not in {self.vmlinux.name})")
+                out.append(f"{fr.symbol} (not in {self.vmlinux.name})")
             else:
-                out.append(f"{fr.func} {where.get(addr, '??:0')}")
+                out.append(f"{fr.symbol} {where.get(addr, '??:0')}")
         return out
 
 

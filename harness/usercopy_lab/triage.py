@@ -326,9 +326,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _symbolize(symbolizer: Any, rep: Report, err: TextIO) -> list[str]:
-    from .symbolize import SymbolizeError, raw_frames
+    from .symbolize import SymbolizeError
     try:
-        return symbolizer.resolve(raw_frames(rep))
+        return symbolizer.resolve(rep.frame_addresses)
     except SymbolizeError as exc:
         print(f"triage: --vmlinux: {exc}", file=err)
         return []
