@@ -61,3 +61,26 @@ def test_only_must_name_listed_triggers(tmp_path):
         '[v]\nkernel = "default"\ngolden = "g"\ntriggers = "t.txt"\nonly = ["Z"]\n')
     with pytest.raises(SuiteError, match="'only' names Z"):
         load_suites(tmp_path / "suites.toml")["v"].triggers()
+
+
+def test_match_uses_the_suites_inherited_golden_files(capsys):
+    """fallback has no USERCOPY_KERNEL.txt of its own: `match --suite`
+    finds default's, `match --golden expected-oops/fallback` alone does not."""
+    from usercopy_lab.cli import main
+    log = str(Path(__file__).parent / "testdata/console-series/fallback/USERCOPY_KERNEL.log")
+    assert not (REPO / "expected-oops/fallback/USERCOPY_KERNEL.txt").exists()
+    assert main(["match", "--suite", "fallback", log]) == 0
+    assert "fallback/USERCOPY_KERNEL" in capsys.readouterr().out
+    assert main(["match", "--golden", str(REPO / "expected-oops/fallback"), log]) == 1
+    assert main(["match", "--golden", str(REPO / "expected-oops/fallback"),
+                 "--golden", str(REPO / "expected-oops/default"), log]) == 0
+    assert main(["match", "--suite", "no-such-suite", log]) == 2
+    assert "no suite no-such-suite" in capsys.readouterr().err
+
+
+def test_pick_names_unknown_suites():
+    from usercopy_lab.suite import pick
+    suites = load_suites(REPO / "suites.toml")
+    assert [s.name for s in pick(suites, ["slab", "default"])] == ["slab", "default"]
+    with pytest.raises(SuiteError, match="no suite x, y"):
+        pick(suites, ["default", "x", "y"])

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from . import triage
-from .golden import GoldenError, load_dir
+from .golden import GoldenError, load_layered
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 from .results_report import print_table, write_json
-from .suite import Suite, SuiteError, load_suites
+from .suite import Suite, SuiteError, load_suites, pick
 from .trigger_run import RunLimits, TriggerResult, evaluate_log, run_trigger
 from .verdict import FAILING
 
@@ -38,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     run.set_defaults(func=cmd_run)
 
     match = sub.add_parser("match", help="re-match captured logs against golden files")
-    match.add_argument("--golden", type=Path, required=True)
+    where = match.add_mutually_exclusive_group(required=True)
+    where.add_argument("--suite", help="a suite of suites.toml: its golden folders "
+                       "(variant first) and expected-text column")
+    where.add_argument("--golden", type=Path, action="append",
+                       help="golden folder (repeatable; searched in order)")
+    match.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     match.add_argument("logs", type=Path, nargs="+", help="TRIGGER.log files")
     match.set_defaults(func=cmd_match)
 
@@ -57,23 +62,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_suite_kernel(args: argparse.Namespace) -> int:
-    suites = load_suites(args.suites_file)
-    if args.suite not in suites:
-        print(f"usercopy-lab: no suite {args.suite!r} (have: {', '.join(suites)})",
-              file=sys.stderr)
-        return 2
-    print(suites[args.suite].kernel)
+    [suite] = pick(load_suites(args.suites_file), [args.suite])
+    print(suite.kernel)
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     suites = load_suites(args.suites_file)
     names = args.suite or list(suites)
-    unknown = [n for n in names if n not in suites]
-    if unknown:
-        print(f"usercopy-lab: no suite {', '.join(unknown)} (have: {', '.join(suites)})",
-              file=sys.stderr)
-        return 2
+    pick(suites, names)
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
         return 2
@@ -138,17 +135,25 @@ def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
 
 
 def cmd_match(args: argparse.Namespace) -> int:
-    golden = load_dir(args.golden)
+    expected: dict[str, str] = {}
+    if args.suite:
+        [suite] = pick(load_suites(args.suites_file), [args.suite])
+        name, golden = suite.name, suite.golden()
+        if suite.expected_text:
+            expected = {t.name: t.expected_text for t in suite.triggers()}
+    else:
+        name, golden = args.golden[0].name, load_layered(args.golden)
+    missing = [str(log) for log in args.logs if not log.is_file()]
+    if missing:
+        print(f"usercopy-lab: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
     results = []
     for log in args.logs:
-        if not log.is_file():
-            print(f"usercopy-lab: {log}: no such file", file=sys.stderr)
-            return 2
-        name = log.stem
-        results.append(evaluate_log(args.golden.name, name, log, golden.get(name), ""))
+        trigger = log.stem
+        results.append(evaluate_log(name, trigger, log, golden.get(trigger),
+                                    expected.get(trigger, "")))
     print_table(results, sys.stdout)
     return 1 if any(r.verdict in FAILING for r in results) else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

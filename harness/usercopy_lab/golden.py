@@ -140,6 +140,15 @@ def load_dir(path: Path) -> dict[str, Golden]:
     return {p.stem: load(p) for p in sorted(path.glob("*.txt"))}
 
 
+def load_layered(dirs: list[Path] | tuple[Path, ...]) -> dict[str, Golden]:
+    """Golden file per trigger from folders searched in order: a trigger's
+    file in an earlier folder (a variant's own) overrides later ones."""
+    found: dict[str, Golden] = {}
+    for folder in reversed(dirs):
+        found.update(load_dir(folder))
+    return found
+
+
 def match_expected(exp: ExpectedReport, report: Report) -> list[str]:
     """Field-by-field comparison; each mismatch reads 'field: expected X, saw Y'.
 

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .golden import Golden, load_dir
+from .golden import Golden, load_layered
 
 
 _NAME_RE = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -50,10 +50,7 @@ class Suite:
 
     def golden(self) -> dict[str, Golden]:
         """Golden file per trigger; a variant's folder overrides later ones."""
-        found: dict[str, Golden] = {}
-        for folder in reversed(self.golden_dirs):
-            found.update(load_dir(folder))
-        return found
+        return load_layered(self.golden_dirs)
 
 
 def load_suites(path: Path) -> dict[str, Suite]:
@@ -91,3 +88,11 @@ def read_tests_txt(path: Path) -> list[Trigger]:
         else:
             triggers.append(Trigger(name, rest.strip()))
     return triggers
+
+
+def pick(suites: dict[str, Suite], names: list[str]) -> list[Suite]:
+    """The named suites, in order; SuiteError naming any unknown one."""
+    unknown = [n for n in names if n not in suites]
+    if unknown:
+        raise SuiteError(f"no suite {', '.join(unknown)} (have: {', '.join(suites)})")
+    return [suites[n] for n in names]
