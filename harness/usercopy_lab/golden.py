@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .report_model import KINDS, Report
+from .report_model import KINDS, Report, usercopy_line
 
 OUTCOMES = ("killed", "returned", "xfail", "unknown-trigger")
 _REPORT_KEYS = ("direction", "object", "cache", "offset", "size", "bug-site",
@@ -48,10 +48,9 @@ class ExpectedReport:
     def one_line(self) -> str:
         f = self.fields
         if self.kind.startswith("usercopy"):
-            cache = f" '{f['cache']}'" if "cache" in f else ""
-            return (f"{self.kind} {f.get('direction', '?')} {f.get('object', '?')}{cache}"
-                    f" off {f.get('offset', f.get('offset-base', '?'))}"
-                    f" size {f.get('size', '?')}")
+            return usercopy_line(self.kind, f.get("direction", "?"), f.get("object", "?"),
+                                 f.get("cache"), f.get("offset", f.get("offset-base", "?")),
+                                 f.get("size", "?"))
         return f"{self.kind} in {f.get('rip', '?')}"
 
 

@@ -9,6 +9,14 @@ KINDS = ("usercopy_abort", "usercopy_warn", "usercopy_legacy", "bug",
          "warning", "oops", "kasan", "panic")
 
 
+def usercopy_line(kind: str, direction: object, obj: object, cache: object,
+                  offset: object, size: object) -> str:
+    """One-line form of a usercopy report, seen or expected:
+    "usercopy_abort exposure SLUB object 'dentry' off 55 size 33"."""
+    where = f"{obj} '{cache}'" if cache else f"{obj}"
+    return f"{kind} {direction} {where} off {offset} size {size}"
+
+
 @dataclass(frozen=True)
 class FrameAddress:
     """Where a call-trace frame points: "do_usercopy_slab_size.cold+0x217"

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from .console_markers import ConsoleMarkers
 from .golden import Golden, match_expected
-from .report_model import Report
+from .report_model import Report, usercopy_line
 
 PASS, FAIL, XFAIL, SKIP, ERROR = "PASS", "FAIL", "XFAIL", "SKIP", "ERROR"
 FAILING = (FAIL, ERROR)
@@ -24,9 +24,8 @@ def seen_summary(reports: list[Report], markers: ConsoleMarkers) -> str:
     parts = []
     for r in reports:
         if r.kind.startswith("usercopy"):
-            cache = f" '{r.cache}'" if r.cache else ""
-            parts.append(f"{r.kind} {r.direction} {r.object}{cache}"
-                         f" off {r.offset} size {r.size}")
+            parts.append(usercopy_line(r.kind, r.direction, r.object, r.cache,
+                                       r.offset, r.size))
         else:
             parts.append(r.title or r.kind)
     return "; ".join(parts)
