@@ -107,12 +107,17 @@ configure() {
 	check_fragments "  config: " "$tree/.config" "$BUILD_DIR/symbols" "$@"
 }
 
-build() { # LOGNAME -> 0/1, sets build_secs
-	local t0=$SECONDS rc
-	make -C "$tree" -s CC="$KCC" -j"$JOBS" bzImage > "$logs/$1.log" 2>&1
-	rc=$?
+build() { # LOGNAME -> 0/1; sets build_status (yes/NO), build_secs, build_warn
+	local t0=$SECONDS
+	if make -C "$tree" -s CC="$KCC" -j"$JOBS" bzImage > "$logs/$1.log" 2>&1; then
+		build_status=yes
+	else
+		build_status=NO
+		grep -E 'error|Error' "$logs/$1.log" | head -n 20 | sed 's/^/  /' >&2
+	fi
 	build_secs=$((SECONDS - t0))
-	return $rc
+	build_warn=$(warnings_in "$1")
+	[ "$build_status" = yes ]
 }
 
 # checkpatch PATCH LOG -> cp_summary "E/W/C", cp_ok 0/1.
@@ -192,14 +197,8 @@ for ((k = 1; k <= n; k++)); do
 	configure "$tag-config" "$frag" || { r_build[k]=CONFIG; fail=1; continue; }
 	cp "$tree/.config" "$BUILD_DIR/lab.config.last"
 	log "[$k/$n] building bzImage"
-	if build "$tag-build"; then
-		r_build[k]=yes
-	else
-		r_build[k]=NO; fail=1
-		grep -E 'error|Error' "$logs/$tag-build.log" | head -n 20 | sed 's/^/  /' >&2
-	fi
-	r_secs[k]=$build_secs
-	r_warn[k]=$(warnings_in "$tag-build")
+	build "$tag-build" || fail=1
+	r_build[k]=$build_status; r_secs[k]=$build_secs; r_warn[k]=$build_warn
 done
 
 # ---------------------------------------------------------------- variants
@@ -214,14 +213,8 @@ variant() { # NAME FRAGMENT...: the lab fragment, then these on top
 	# The lab fragment must still hold, except for what the variant changes.
 	configure "$tag-config" "$frag" "$@" || { v_build[nv]=CONFIG; fail=1; return; }
 	log "variant $name: building bzImage"
-	if build "$tag-build"; then
-		v_build[nv]=yes
-	else
-		v_build[nv]=NO; fail=1
-		grep -E 'error|Error' "$logs/$tag-build.log" | head -n 20 | sed 's/^/  /' >&2
-	fi
-	v_secs[nv]=$build_secs
-	v_warn[nv]=$(warnings_in "$tag-build")
+	build "$tag-build" || fail=1
+	v_build[nv]=$build_status; v_secs[nv]=$build_secs; v_warn[nv]=$build_warn
 }
 
 if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
