@@ -15,6 +15,9 @@ SUITE       ?= default
 TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
 HELPERS_OUT := $(BUILD)/initramfs-helpers
+# Data files of the guest (/data/NAME): the XFS image of the xfs check.
+DATA_OUT    := $(BUILD)/initramfs-data
+XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
 # Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
 # lab.config + kernel-config/variant-NAME.config
@@ -67,13 +70,18 @@ $(GEN_CPIO): tree
 	@mkdir -p $(BUILD)
 	@[ $@ -nt $(TREE)/usr/gen_init_cpio.c ] || cc -O2 -o $@ $(TREE)/usr/gen_init_cpio.c
 
-$(HELPERS_OUT)/%: initramfs-src/%.c
+$(HELPERS_OUT)/%: initramfs-src/%.c $(wildcard initramfs-src/*.h)
 	@mkdir -p $(HELPERS_OUT)
 	cc -static -O2 -Wall -Wextra -Werror -o $@ $<
 
-initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS))
+# The XFS image of initramfs-src/check-xfs-inline.c (seed 009).
+$(XFS_IMAGE): scripts/xfs-image.sh | deps
+	@scripts/xfs-image.sh $@
+
+initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS)) \
+		$(XFS_IMAGE)
 	@mkdir -p $(HELPERS_OUT)
-	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT)
+	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(DATA_OUT)
 
 suite: kernels initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)

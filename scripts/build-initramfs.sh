@@ -1,15 +1,17 @@
 #!/bin/bash
-# build-initramfs.sh GEN_INIT_CPIO OUT.cpio HELPER_BIN_DIR
+# build-initramfs.sh GEN_INIT_CPIO OUT.cpio HELPER_BIN_DIR [DATA_DIR]
 #
 # Packs the guest userland: busybox-static (with its applet links), the
-# init script from initramfs-src/ and the static C helpers already built in
-# HELPER_BIN_DIR.  Uses the kernel's own gen_init_cpio so that device nodes
-# need no root privileges.
+# init script from initramfs-src/, the static C helpers already built in
+# HELPER_BIN_DIR and, as /data/NAME, the files of DATA_DIR (the XFS image
+# of scripts/xfs-image.sh).  Uses the kernel's own gen_init_cpio so that
+# device nodes need no root privileges.
 set -euo pipefail
 
 gen=$1
 out=$2
 helpers=$3
+data=${4:-}
 src=$(cd "$(dirname "$0")/../initramfs-src" && pwd)
 busybox=${BUSYBOX:-/bin/busybox}
 
@@ -31,6 +33,12 @@ trap 'rm -f "$list"' EXIT
 	for h in "$helpers"/*; do
 		[ -f "$h" ] && echo "file /bin/$(basename "$h") $(realpath "$h") 0755 0 0"
 	done
+	if [ -n "$data" ]; then
+		echo "dir /data 0755 0 0"
+		for f in "$data"/*; do
+			[ -f "$f" ] && echo "file /data/$(basename "$f") $(realpath "$f") 0644 0 0"
+		done
+	fi
 } > "$list"
 "$gen" "$list" > "$out.tmp"
 mv "$out.tmp" "$out"
