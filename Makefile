@@ -28,7 +28,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help
+	series series-check mutation-demo whitelist-dwarf clean distclean help
 
 all: suite
 
@@ -39,6 +39,7 @@ help:
 	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
+	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
@@ -82,6 +83,12 @@ initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELP
 		$(XFS_IMAGE)
 	@mkdir -p $(HELPERS_OUT)
 	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(DATA_OUT)
+
+# The seeds suite's whitelist audit computes these itself when they are
+# missing or stale; this target only shows them (and caches them).
+whitelist-dwarf: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
+	$(PYTHON) -m usercopy_lab.whitelist_spec expected-oops/seeds/slab-audit.toml \
+		--vmlinux $(BUILD)/kernel-seeds/vmlinux --cache $(BUILD)/kernel-seeds/whitelist-dwarf.json
 
 suite: kernels initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .golden import Golden, load_layered
+from .slab_audit import PROGRAM as AUDIT_PROGRAM
 
 
 _NAME_RE = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -33,6 +34,7 @@ class Suite:
     checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
     only: tuple[str, ...] = ()     # run only these triggers of triggers_file
     expected_text: bool = True     # check tests.txt's expected-text column
+    slab_audit: Path | None = None  # the audit golden file of AUDIT_PROGRAM
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -49,8 +51,12 @@ class Suite:
         return [t for t in listed if t.name in self.only]
 
     def golden(self) -> dict[str, Golden]:
-        """Golden file per trigger; a variant's folder overrides later ones."""
-        return load_layered(self.golden_dirs)
+        """Golden file per trigger; a variant's folder overrides later ones.
+        The whitelist audit's check gets its golden file too (slab_audit)."""
+        found = load_layered(self.golden_dirs)
+        if self.slab_audit is not None:
+            found[AUDIT_PROGRAM] = Golden(self.slab_audit, AUDIT_PROGRAM, "returned")
+        return found
 
 
 def load_suites(path: Path) -> dict[str, Suite]:
@@ -66,10 +72,14 @@ def load_suites(path: Path) -> dict[str, Suite]:
             raise SuiteError(f"{path}: suite [{name}] lacks {', '.join(sorted(missing))}")
         golden = table["golden"]
         golden = [golden] if isinstance(golden, str) else golden
+        audit = root / table["slab_audit"] if "slab_audit" in table else None
+        if audit is not None and AUDIT_PROGRAM not in table.get("checks", ()):
+            raise SuiteError(f"{path}: suite [{name}] has slab_audit but does not "
+                             f"list {AUDIT_PROGRAM} in checks")
         suites[name] = Suite(name, table["kernel"], table.get("cmdline", ""),
                              tuple(root / g for g in golden), root / table["triggers"],
                              tuple(table.get("checks", ())), tuple(table.get("only", ())),
-                             bool(table.get("expected_text", True)))
+                             bool(table.get("expected_text", True)), audit)
     return suites
 
 
