@@ -12,6 +12,9 @@ JOBS        ?= $(shell nproc)
 TRIGGER     ?=
 SUITE       ?= default
 
+# BUILD may be relative or absolute; kbuild's O= and the booted tests get it
+# absolute from here.
+BUILD_ABS   := $(abspath $(BUILD))
 TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
 HELPERS_OUT := $(BUILD)/initramfs-helpers
@@ -28,6 +31,13 @@ export PYTHONPATH := $(CURDIR)/harness
 	series series-check mutation-demo clean distclean help
 
 all: suite
+
+# One recipe at a time, also under `make -j`: the suites boot their guests
+# one after another by design (each guest is timed; TCG guests sharing 2
+# cores would slow each other into their timeouts), and a kernel build
+# already runs on $(JOBS) cores inside kbuild, whose sub-make is not
+# affected by this.  More parallel kernel builds: JOBS=N.
+.NOTPARALLEL:
 
 help:
 	@echo "make                 build kernels + initramfs, run every suite, print results"
@@ -56,7 +66,7 @@ tree: deps
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
 		$(wildcard kernel-config/variant-$*.config)
-	+$(MAKE) -s -C $(TREE) O=$(CURDIR)/$(BUILD)/kernel-$* CC="ccache gcc" \
+	+$(MAKE) -s -C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" \
 		-j$(JOBS) bzImage
 	@echo "kernel: $@"
 
@@ -80,20 +90,23 @@ suite: kernels initramfs
 
 boot: initramfs
 	@[ -n "$(TRIGGER)" ] || { echo "usage: make boot TRIGGER=NAME [SUITE=$(SUITE)]"; exit 2; }
-	+$(MAKE) kernel KERNEL=$$($(HARNESS) suite-kernel $(SUITE))
+	+kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel"
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite $(SUITE) --trigger $(TRIGGER) --live
+		--suite "$(SUITE)" --trigger "$(TRIGGER)" --live
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
 	$(HARNESS) triage $(LOGS)
 
-unit-test: deps
+# Needs no root when these are installed (the full `deps` list is for builds).
+UNIT_DEPS := python3 python3-pytest python3-pexpect
+unit-test:
+	@scripts/install-deps.sh $(UNIT_DEPS)
 	$(PYTHON) -m pytest -q harness/tests
 	scripts/lkdtm-patch.sh --check
 
 booted-test: kernels initramfs
-	USERCOPY_LAB_BUILD=$(CURDIR)/$(BUILD) USERCOPY_LAB_INITRAMFS=$(CURDIR)/$(INITRAMFS) \
+	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
 		$(PYTHON) -m pytest -q harness/booted_tests
 
 # Unit tests first (seconds), then the booted harness checks, then the suite.
