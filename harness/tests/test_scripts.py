@@ -112,3 +112,24 @@ def test_load_series_lists_the_patches(tmp_path):
     proc = bash(f". {REPO}/scripts/series-lib.sh; load_series series && "
                 "echo ${#patches[@]} ${patches[0]}", tmp_path)
     assert proc.stdout == "1 0001-a.patch\n", proc.stderr
+
+
+def test_build_initramfs_stops_when_busybox_lists_no_applets(tmp_path):
+    """A busybox whose --list fails used to give an initramfs without
+    applets (the failure sat inside a for loop's word list)."""
+    if shutil.which("cc") is None or shutil.which("file") is None:
+        pytest.skip("cc/file not installed")
+    (tmp_path / "bb.c").write_text("int main(void) { return 1; }\n")
+    built = subprocess.run(["cc", "-static", "-o", str(tmp_path / "busybox"),
+                            str(tmp_path / "bb.c")], capture_output=True, check=False)
+    if built.returncode:
+        pytest.skip("no static libc")
+    gen = tmp_path / "gen_init_cpio"        # writes its file list as the "archive"
+    gen.write_text('#!/bin/sh\ncat "$1"\n')
+    gen.chmod(0o755)
+    env = {**os.environ, "BUSYBOX": str(tmp_path / "busybox")}
+    proc = subprocess.run([str(REPO / "scripts/build-initramfs.sh"), str(gen),
+                           str(tmp_path / "out.cpio"), str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode != 0
+    assert not (tmp_path / "out.cpio").exists()
