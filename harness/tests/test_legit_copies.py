@@ -16,9 +16,6 @@ CONSOLES = Path(__file__).parent / "testdata" / "console-series"
 CHECK = "check-legit-copies"
 SUITES = load_suites(REPO / "suites.toml")
 RUN_BY = sorted(name for name, s in SUITES.items() if CHECK in s.checks)
-# Suites whose console of the workload is captured in testdata (slab: its
-# kernel was not built yet when the workload went in).
-CAPTURED = ["default", "fallback"]
 GROUPS = ("dentry", "names", "auxv", "fpu", "sctp", "raw", "msg", "exec", "dup",
           "pipe", "proc", "sys")
 
@@ -27,7 +24,7 @@ def test_default_fallback_and_slab_run_the_workload():
     assert {"default", "fallback", "slab"} <= set(RUN_BY)
 
 
-@pytest.mark.parametrize("suite", CAPTURED)
+@pytest.mark.parametrize("suite", RUN_BY)
 def test_workload_passes_on_its_console_with_every_count(suite):
     log = CONSOLES / suite / f"{CHECK}.log"
     result = evaluate_check_log(suite, CHECK, log)
