@@ -4,9 +4,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Kinds a report can have, from most to least specific.
+# Kinds a report can have: the three usercopy generations, then by the
+# kernel facility that printed it (report_formats.py maps each format).
 KINDS = ("usercopy_abort", "usercopy_warn", "usercopy_legacy", "bug",
-         "warning", "oops", "kasan", "panic")
+         "warning", "oops", "kasan", "panic", "kmsan", "kcsan", "kfence",
+         "ubsan", "lockdep", "stall", "hang", "leak", "other")
 
 
 def usercopy_line(kind: str, direction: object, obj: object, cache: object,
@@ -53,7 +55,10 @@ class Report:
                                       # kernel X: ADDR" before the report
     truncated: bool = False
     title: str = ""
+    syz_title: str = ""               # syzkaller's title for it ("" if
+                                      # syzkaller would not report it)
     signature: str = ""
+    secondary: bool = False           # after an earlier oops in this boot
     lines: list[str] = field(default_factory=list)  # normalized report text
 
     def to_json(self) -> dict[str, Any]:
