@@ -64,8 +64,12 @@ def strip_suffix(name: str) -> str:
     return SUFFIX.sub("", name) or name
 
 
+MAX_FRAME_LINE = 512        # characters of a line looked at (a frame is short)
+
+
 def parse_frame(text: str) -> Frame | None:
     """The frame on a call-trace line, or None if it is not one."""
+    text = text[:MAX_FRAME_LINE]
     m = _FRAME.match(text)
     if m:
         name = m.group(2)
@@ -93,6 +97,7 @@ def parse_frame(text: str) -> Frame | None:
 
 def rip_func(text: str) -> str | None:
     """The function a register line says the CPU was in (kernel mode)."""
+    text = text[:MAX_FRAME_LINE]
     for pattern in _RIP:
         m = pattern.search(text)
         if m:

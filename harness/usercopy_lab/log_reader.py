@@ -19,6 +19,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import heapq
+import io
 import lzma
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from typing import BinaryIO
 
 MAX_LINE = 64 * 1024                  # bytes looked at in one piece of a line
 CHUNK = 1 << 20                       # bytes read at a time
-MAX_DECOMPRESSED = 4 << 30            # bytes a compressed log may expand to
+MAX_DECOMPRESSED = 1 << 30            # bytes a compressed log may expand to
 
 
 class LogFormatError(ValueError):
@@ -45,8 +46,9 @@ def split_lines(data: bytes) -> list[str]:
 class _Bounded:
     """A decompressing stream that refuses to expand past a limit."""
 
-    def __init__(self, inner: BinaryIO, limit: int, what: str) -> None:
+    def __init__(self, inner: BinaryIO, limit: int, what: str, under: BinaryIO | None) -> None:
         self._inner = inner
+        self._under = under             # closed with it, if not None
         self._left = limit
         self._limit = limit
         self._what = what
@@ -63,6 +65,8 @@ class _Bounded:
 
     def close(self) -> None:
         self._inner.close()
+        if self._under is not None:
+            self._under.close()
 
     def __enter__(self) -> _Bounded:
         return self
@@ -71,19 +75,47 @@ class _Bounded:
         self.close()
 
 
-_MAGIC = ((b"\x1f\x8b", gzip.open, "gzip"), (b"\xfd7zXZ\x00", lzma.open, "xz"),
-          (b"BZh", bz2.open, "bzip2"))
+class _Borrowed:
+    """A stream the caller keeps open (standard input)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.read = inner.read
+
+    def __enter__(self) -> _Borrowed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"))
+
+
+def _unpacker(what: str, f: BinaryIO) -> BinaryIO:
+    if what == "gzip":
+        return gzip.GzipFile(fileobj=f)  # type: ignore[return-value]
+    if what == "xz":
+        return lzma.LZMAFile(f)  # type: ignore[return-value]
+    return bz2.BZ2File(f)  # type: ignore[return-value]
+
+
+def open_stream(f: BinaryIO, max_decompressed: int = MAX_DECOMPRESSED,
+                owned: bool = False) -> BinaryIO:
+    """f as a log stream, transparently decompressed (gzip, xz, bzip2).
+    owned: closing the result closes f (else f stays open)."""
+    if not hasattr(f, "peek"):
+        f = io.BufferedReader(f)  # type: ignore[arg-type]
+    head = f.peek(8)[:8]  # type: ignore[attr-defined]
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return _Bounded(_unpacker(what, f), max_decompressed, what,  # type: ignore[return-value]
+                            f if owned else None)
+    return f if owned else _Borrowed(f)  # type: ignore[return-value]
 
 
 def open_log(path: str | Path, max_decompressed: int = MAX_DECOMPRESSED) -> BinaryIO:
     """A binary stream of path, transparently decompressed (gz, xz, bz2)."""
-    f = open(path, "rb")
-    head = f.peek(8)[:8] if hasattr(f, "peek") else b""
-    for magic, opener, what in _MAGIC:
-        if head.startswith(magic):
-            f.close()
-            return _Bounded(opener(path, "rb"), max_decompressed, what)  # type: ignore[return-value]
-    return f
+    return open_stream(open(path, "rb"), max_decompressed, owned=True)
 
 
 def looks_binary(sample: bytes) -> bool:

@@ -145,6 +145,8 @@ class _Segmenter:
     def feed(self, lineno: int, raw: str) -> None:
         ll = parse_line(raw)
         text = ll.text
+        if len(text) > MAX_KEPT_LINE:
+            text = _window(text)
         if "Linux version" in text and (m := _LINUX_VERSION.search(text)):
             self.close_all()
             self.version = m.group(1) + (" " + m.group(2) if m.group(2) else "")
@@ -208,8 +210,6 @@ class _Segmenter:
         return cur.prelude and not cur.merged and cur.phase == "header" and group.syz
 
     def _open(self, ctx: str, lineno: int, text: str, ll: LogLine, group: Group) -> None:
-        if len(text) > MAX_KEPT_LINE:
-            text = text[max(0, text.find(group.header) - 64):]
         raw = RawReport(self.file, lineno, lineno, [], stamped=ll.stamped or bool(ll.caller),
                         kernel=self.version, lkdtm_address=self.lkdtm_address,
                         secondary=self.died)
@@ -301,6 +301,14 @@ class _Segmenter:
             taken = {id(r) for r in out}
             self.closed = [r for r in self.closed if id(r) not in taken]
         return out
+
+
+def _window(text: str) -> str:
+    """At most MAX_KEPT_LINE characters of a long line, from just before
+    its first trigger on (patterns never see more: bounded time per line)."""
+    hits = [p for t in TRIGGERS if (p := text.find(t)) >= 0]
+    start = max(0, min(hits) - 64) if hits else 0
+    return text[start:start + MAX_KEPT_LINE]
 
 
 def _pieces(raw: str) -> Iterator[str]:

@@ -31,7 +31,9 @@ from .report_formats import (CORRUPTED_LINES, FRAME_LINES, GROUPS, HANG_ANCHORS,
 from .report_model import Report
 from .report_naming import make_signature, make_title, syz_normalize
 
-MAX_TEXT = 2048            # characters of a line that patterns look at
+MAX_TEXT = 512             # characters of a line that patterns look at (patterns
+                           # like "WARNING: .* at" cost up to length squared)
+MAX_TITLE_LINES = 400      # lines a title or detail pattern is searched in
 
 # ------------------------------------------------------------- our fields
 _UC_GROUP = next(g for g in GROUPS if g.header == "attempt detected")
@@ -338,8 +340,9 @@ def syz_describe(lines: list[str], stamped: bool) -> SyzResult:
     desc = ""
     reason = ""
     matched_title = False
+    head = text[:MAX_TITLE_LINES]
     for fmt in group.formats:
-        m = _match_seq(fmt.title, text)
+        m = _match_seq(fmt.title, head)
         if m is None:
             continue
         pos = (m.line, m.col)
@@ -349,7 +352,7 @@ def syz_describe(lines: list[str], stamped: bool) -> SyzResult:
             desc, res.fmt, best = "", None, pos
         matched_title = True
         if fmt.detail:
-            m = _match_seq(fmt.detail, text)
+            m = _match_seq(fmt.detail, head)
             if m is None:
                 continue
         args = [g or "" for g in m.groups]

@@ -614,15 +614,26 @@ _HEADS_B = re.compile(b"|".join(re.escape(h) for h in sorted(
 _SUPPRESS_B = {g.header.encode(): re.compile(b"|".join(b"(?:%s)" % s.pattern.encode()
                                                        for s in g.suppress))
                for g in GROUPS if g.suppress}
+# Suppressions are searched near the header (a kernel message is short):
+# with patterns like "warning: .* uses", a whole long line would cost
+# (occurrences x length) steps.
+SUPPRESS_BEFORE, SUPPRESS_AFTER = 128, 512
+MAX_HEADER_TRIES = 8
+
+
+def _near(text: str | bytes, pos: int) -> str | bytes:
+    return text[max(0, pos - SUPPRESS_BEFORE):pos + SUPPRESS_AFTER]
 
 
 def may_matter(raw: bytes) -> bool:
     """Cheap test on an undecoded line: could it open a report or carry
     context (kernel version, LKDTM address)?  False means surely not."""
     m = _HEADS_B.search(raw)
-    while m:
+    for _ in range(MAX_HEADER_TRIES):
+        if m is None:
+            return False
         suppress = _SUPPRESS_B.get(m.group())
-        if suppress is None or not suppress.search(raw):
+        if suppress is None or not suppress.search(_near(raw, m.start())):
             return True
         m = _HEADS_B.search(raw, m.start() + 1)
     return False
@@ -630,10 +641,15 @@ def may_matter(raw: bytes) -> bool:
 
 def header_group(text: str) -> Group | None:
     """The first group whose header is on the line and that does not
-    suppress it (as syzkaller: suppressions are searched in the line)."""
+    suppress it (as syzkaller, which searches suppressions in the whole
+    line; here near the header)."""
     for group in GROUPS:
-        if group.header in text and not any(s.search(text) for s in group.suppress):
-            if group.syz or any(f.title[0].search(text) for f in group.formats):
-                return group
+        pos = text.find(group.header)
+        if pos < 0:
+            continue
+        near = _near(text, pos)
+        if any(s.search(near) for s in group.suppress):
+            continue
+        if group.syz or any(f.title[0].search(near) for f in group.formats):
+            return group
     return None
-
