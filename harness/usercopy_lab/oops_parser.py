@@ -64,7 +64,7 @@ _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
 _LKDTM_BAD_ADDRESS = re.compile(
     r"lkdtm: attempting bad copy_(?:to|from)_user\(?\)? from kernel [\w ]+: ([0-9a-f]{8,16})$")
 _TRACE_MARK = re.compile(
-    r"(?:Call [Tt]race:|Backtrace:|</?(?:TASK|IRQ|NMI|EOI|SOFTIRQ)>|--- interrupt:|"
+    r"(?:Call [Tt]race:|Backtrace:|</?#?[A-Z]{2,7}>|--- interrupt:|"
     r"Exception stack|Allocated by task|Freed by task|stack backtrace:|Stack:|"
     r"Last Breaking-Event-Address:|Krnl (?:PSW|GPRS|Code)|"
     r"r\d+ ?: ?[0-9a-f]{8}|[0-9a-f]{4}: (?: *[0-9a-f]{8})+ *$|(?:[0-9a-f]{8,16} +){2,}[0-9a-f]{8,16}\s*$|"
@@ -235,7 +235,7 @@ class _Segmenter:
         s = text.strip()
         if cur.phase == "ended":
             return bool(_TAIL.match(s)) or parse_frame(text) is not None
-        if s.startswith("---[ end"):
+        if "---[ end" in s:
             cur.phase = "ended"
             return True
         if not cur.traceback and "Sending NMI from CPU" in text:
@@ -275,6 +275,7 @@ class _Segmenter:
         # that stops at the end of the input is an excerpt
         cur.raw.cut = cur.phase == "trace" and not cur.complete and (
             interrupted or cur.after_trace > 0)
+        cur.raw.ended = cur.phase == "ended"
         if hold:
             self.held.setdefault(cur.ctx, []).append(cur)
             return

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .frames import Frame, parse_frame, rip_func, strip_suffix
 from .report_formats import (CORRUPTED_LINES, FRAME_LINES, GROUPS, HANG_ANCHORS, HANG_SKIP,
-                             QUESTIONABLE, REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN,
+                             QUESTIONABLE, REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE,
                              RISCV_STACK_START, SKIP, STACK_START, STALL_ANCHORS,
                              STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
 from .report_model import Report
@@ -36,12 +36,13 @@ MAX_TEXT = 512             # characters of a line that patterns look at (pattern
 MAX_TITLE_LINES = 400      # lines a title or detail pattern is searched in
 
 # ------------------------------------------------------------- our fields
-_UC_GROUP = next(g for g in GROUPS if g.header == "attempt detected")
+_UC_GROUP = next(g for g in GROUPS if g.header == "usercopy")
 _OBJ_CACHE = re.compile(r"(.*?) '(.*)'$")
 _KBUG = re.compile(r"kernel BUG at (\S+?):(\d+)!?")
 _WARN_SITE = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ )?at (\S+?):(\d+) ?(\S*)")
 _WARN_BARE = re.compile(r"WARNING: CPU: \d+ PID: \d+ at\s*$")
 _SITE_CONT = re.compile(r"\s*(\S+?):(\d+) (\S+)")
+_FUNC_CONT = re.compile(r"\s+([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+\(\)\s*$")
 _KASAN = re.compile(r"BUG: KASAN: (\S+) in (\S+)")
 _KASAN_ACCESS = re.compile(r"(Read|Write) of size (\d+)")
 _KASAN_CACHE = re.compile(r"which belongs to the cache (\S+)")
@@ -58,7 +59,8 @@ _PLUMBING = re.compile(
     r"_copy_\w+|__copy_\w+|raw_copy_\w+|\w*copy_to_user\w*|\w*copy_from_user\w*|"
     r"\w*copy_to_iter\w*|\w*copy_from_iter\w*|copy_page_to_iter|copy_page_from_iter|"
     r"copy_user_\w+|rep_movs_alternative|memdup_user\w*|strndup_user|strncpy_from_user|"
-    r"dump_stack\w*|__dump_stack|show_stack|show_trace_log_lvl|panic|__warn|"
+    r"dump_stack\w*|__dump_stack|show_stack|show_trace_log_lvl|unwind_backtrace|"
+    r"dump_backtrace|panic|__warn|"
     r"warn_slowpath\w*|__warn_printk|report_bug|handle_bug|exc_invalid_op|"
     r"asm_exc_invalid_op|do_error_trap|do_invalid_op|invalid_op|do_trap|die|__die\w*|"
     r"oops_end|kasan_\w+|__kasan_\w+|__asan_\w+|print_report|"
@@ -82,9 +84,9 @@ _FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user
 
 _TRACE_START = re.compile(r"\s*(?:Call [Tt]race:|Backtrace:)")
 _TRACE_END = re.compile(
-    r"\s*(?:---\[ end|</TASK>|Allocated by task|Freed by task|The buggy address|"
+    r"\s*(?:---\[ end|</TASK>|(?i:allocated by task|freed by task)|The buggy address|"
     r"Memory state around|Last Breaking-Event-Address|Kernel panic - not syncing|"
-    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored))")
+    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|\s*$)")
 _INTERRUPT = re.compile(r"\s*--- interrupt: ")
 
 
@@ -104,6 +106,7 @@ class RawReport:
     lkdtm_address: int | None = None
     secondary: bool = False
     cut: bool = False                   # its call trace stops, other output goes on
+    ended: bool = False                 # its end marker was seen
     syz_extra: list[str] = field(default_factory=list)  # more lines for the syz title
 
 
@@ -113,6 +116,7 @@ class SyzResult:
     title: str = ""
     corrupted: bool = False
     frame: str | None = None            # raw name of the blamed frame
+    frames_only: bool = False           # corrupted only for want of frames
     fmt: Format | None = None
     group: Group | None = None
     header_line: int = -1               # index in the report's lines
@@ -380,18 +384,22 @@ def syz_describe(lines: list[str], stamped: bool) -> SyzResult:
     elif res.fmt is not None and res.fmt.corrupted and not reason:
         reason = "format is corrupted"
     res.title = syz_normalize(desc)
-    res.corrupted = bool(reason) or _syz_corrupted(res.title, text, res.fmt)
+    if not reason:
+        reason = _syz_corrupted(res.title, text, res.fmt)
+    res.corrupted = bool(reason)
+    res.frames_only = reason in ("no frames", "no stack trace")
     return res
 
 
 _TITLE_STAMP = re.compile(r"\[ *[0-9]+\.[0-9]+\]")
 
 
-def _syz_corrupted(title: str, text: list[str], fmt: Format | None) -> bool:
+def _syz_corrupted(title: str, text: list[str], fmt: Format | None) -> str:
+    """Why syzkaller would call the report corrupted ("" if it would not)."""
     if _TITLE_STAMP.search(title):
-        return True
+        return "timestamp in title"
     if fmt is None or fmt.no_stack_trace:
-        return False
+        return ""
     has_stack = False
     for key in STACK_START:
         at = next(((i, m.start()) for i, t in enumerate(text) if (m := key.search(t))), None)
@@ -400,7 +408,7 @@ def _syz_corrupted(title: str, text: list[str], fmt: Format | None) -> bool:
         i, col = at
         rest = [text[i][col:]] + text[i + 1:]
         if len(rest) + 1 < 4:
-            return True
+            return "no stack trace"
         corrupted = True
         for t in rest[1:16]:
             if any(k.search(t) for k in STACK_START):
@@ -409,8 +417,8 @@ def _syz_corrupted(title: str, text: list[str], fmt: Format | None) -> bool:
                 has_stack, corrupted = True, False
                 break
         if key is not RISCV_STACK_START and corrupted:
-            return True
-    return not has_stack
+            return "no stack trace"
+    return "" if has_stack else "no stack trace"
 
 
 # --------------------------------------------------------------- our view
@@ -463,11 +471,21 @@ def main_frames(lines: list[str]) -> list[Frame]:
     dropped: list[bool] = []
     taken = False
     in_trace = False
+    headed = False                  # a "Call Trace:" heading was seen
+    frozen = False                  # frames without a heading ended
     for text in lines[start:]:
-        if taken and (_TRACE_END.match(text) or _TRACE_START.match(text)):
-            break
         if _TRACE_START.match(text):
-            in_trace = True
+            if taken and headed:
+                break
+            # frames before the first heading were part of the header
+            segments, dropped, taken, in_trace, headed = [[]], [], False, True, True
+            frozen = False
+            continue
+        if taken and _TRACE_END.match(text):
+            if headed:
+                break
+            frozen = True           # unless a heading follows, these are all
+        if frozen:
             continue
         frame = parse_frame(text)
         if frame is not None:
@@ -525,6 +543,9 @@ def _details(lines: list[str]) -> _Details:
                 if m:
                     d.bug_site = f"{m.group(1)}:{m.group(2)}"
                     d.warn_func = strip_suffix(m.group(3).split("+", 1)[0].strip("()")) or None
+                    if d.warn_func is None and i + 1 < len(lines) and (
+                            m := _FUNC_CONT.match(lines[i + 1])):
+                        d.warn_func = strip_suffix(m.group(1))   # 2.6: "func+0x1/0x2()" wrapped
                 elif _WARN_BARE.search(s) and i + 1 < len(lines) and (
                         m := _SITE_CONT.match(lines[i + 1])):
                     d.bug_site = f"{m.group(1)}:{m.group(2)}"
@@ -585,18 +606,46 @@ def analyze(raw: RawReport) -> Report:
         rep.guilty_frame = d.warn_func
     else:
         rip = [d.rip] if d.rip and rep.kind != "panic" else []
-        rep.guilty_frame = _first_guilty(rip + rep.frames)
+        skip = _skip_re(())
+        rep.guilty_frame = next((f for f in rip + rep.frames
+                                 if not is_plumbing(f) and not skip.search(f)),
+                                _first_guilty(rip + rep.frames))
     detail = d.kasan_type if rep.kind == "kasan" else d.panic_msg if rep.kind == "panic" else ""
     rep.title = make_title(rep, head, detail or "")
     rep.syz_title = syz.title
     rep.signature = make_signature(rep)
+    # Truncated: the report cannot say what it is.  Its header lost its
+    # details (syzkaller: corrupted), its call trace was cut where other
+    # output goes on, a usercopy report lacks its message, or neither
+    # syzkaller's reading nor ours finds a frame outside the reporting
+    # machinery.  Where syzkaller finds no frame only because it does not
+    # know the layout, ours count: a trace without any heading (riscv's
+    # die(), ARM's unwinder in 6.1), or a faulting-function line its RIP
+    # pattern does not read (mips "epc   :", s390 "Krnl PSW").
     if syz.group is not None:
-        rep.truncated = syz.corrupted
+        rep.truncated = syz.corrupted and not (syz.frames_only and _layout_unknown_to_syz(
+            raw, rep.frames, d.rip, syz))
     else:
         rep.truncated = not rep.frames
     if raw.cut or (rep.kind.startswith("usercopy") and uc is None):
         rep.truncated = True
     return rep
+
+
+_HEADING = re.compile(r"Call [Tt]race|Backtrace:")
+
+
+def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
+                           syz: SyzResult) -> bool:
+    lines = raw.lines
+    skip = _skip_re(())
+    good = [f for f in frames if not is_plumbing(f) and not skip.search(f)]
+    if good and raw.ended and not any(_HEADING.search(t) for t in lines):
+        return True
+    stack = syz.fmt.stack if syz.fmt is not None else None
+    wants_rip = stack is not None and stack.parts[:1] == (RIP_LINE,)
+    return (wants_rip and rip is not None and not skip.search(rip)
+            and not any(RIP_LINE.search(t) for t in lines))
 
 
 def _kind(syz: SyzResult, opener: Group | None, uc: _Usercopy | None, d: _Details) -> str:

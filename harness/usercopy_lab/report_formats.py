@@ -194,6 +194,9 @@ class Group:
     formats: tuple[Format, ...]
     suppress: tuple[re.Pattern[str], ...] = ()
     syz: bool = True                    # syzkaller knows this header
+    # for our own groups: what a line needs to open a report (its start is
+    # enough: the rest of a wrapped message follows on the next line)
+    opener: re.Pattern[str] | None = None
 
 
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
@@ -573,23 +576,25 @@ GROUPS: tuple[Group, ...] = (
         F("panic:(.*)", "panic:{1}", "other", no_stack_trace=True),
     ), _sup("_panic:", "xlog_status:", r"ddb\.onpanic:", "evtlog_status:")),
     # ---- ours: report openers syzkaller does not treat as headers
-    Group("attempt detected", (
+    Group("usercopy", (
         F(r"usercopy: Kernel memory (exposure|overwrite) attempt detected (from|to) (.*) "
           r"\(offset (\d+), size (\d+)\)", "", "usercopy_abort"),
         F(r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
           r"detected (from|to) (.*) \(offset (\d+), size (\d+)\)", "", "usercopy_warn"),
         F(r"usercopy: kernel memory (exposure|overwrite) attempt detected (from|to) (\S+) "
           r"\((.*)\) \((\d+) bytes\)", "", "usercopy_legacy"),
-    ), syz=False),
+    ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist")),
     Group("Oops", (
-        F(r"^Oops(?:: | - |#)", "", "oops"),
-    ), syz=False),
+        F(r"^Oops(?:: | - |#| ?\[#)", "", "oops"),
+    ), syz=False, opener=rx(r"^Oops(?:: | - |#| ?\[#)")),
 )
 
 # Lines that, inside an open report, continue it rather than start another
 # (the die() line after "kernel BUG at", the panic that follows an oops).
 CONTINUES = _sup("invalid opcode: 0000", "Kernel panic - not syncing",
-                 "unregister_netdevice: waiting for", "PANIC: double fault", "Internal error:")
+                 "unregister_netdevice: waiting for", "PANIC: double fault", "Internal error:",
+                 # riscv's and mips's die() lines after a BUG()
+                 r"^Kernel BUG \[#\d+\]", r"^Kernel bug detected\[#\d+\]")
 # Reports printed by the kernel that are not bugs but carry a stack: one
 # inside a report ends it.
 INFO_WITH_STACK = ("vmalloc: allocation failure:", "FAULT_INJECTION: forcing a failure",
@@ -604,7 +609,7 @@ REPORT_MIN_LINES_KMSAN = 16
 TRIGGERS = ("BUG", "WARNING:", "INFO:", "Unable to handle kernel", "protection fault",
             "stack segment: ", "anic", "PANIC", "rror:", "invalid opcode:", "int3:", "UBSAN:",
             "Booting the kernel", "unregister_netdevice", "VFS: ", "Unhandled fault:",
-            "Alignment trap:", "SYZ", "attempt detected", "Oops", "Linux version",
+            "Alignment trap:", "SYZ", "usercopy", "Oops", "Linux version",
             "attempting bad copy")
 
 
@@ -650,6 +655,6 @@ def header_group(text: str) -> Group | None:
         near = _near(text, pos)
         if any(s.search(near) for s in group.suppress):
             continue
-        if group.syz or any(f.title[0].search(near) for f in group.formats):
+        if group.syz or (group.opener is not None and group.opener.search(near)):
             return group
     return None

@@ -17,6 +17,10 @@ import re
 from .report_model import Report
 
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+")
+# "... in func+0x1a/0x40 [mod]", "... in a / b" (KCSAN), "... in dir/file.h:110:33"
+_FUNC_TOKEN = r"[\w./-]+(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?::\d+)*(?: \[[\w-]+\])?"
+_IN_FUNC_TAIL = re.compile(rf" in {_FUNC_TOKEN}(?: / {_FUNC_TOKEN})?\s*$")
+_DIE_TAIL = re.compile(r"(?::\s*[0-9a-f]{4}\s*\[#\d+\]|, error_code:).*$")
 _ADDR_TAIL = re.compile(
     r"(?:,)?\s*(?:for address:?|address:|at virtual address|at)\s+(?:0x)?[0-9a-fA-F]{6,}\b.*$")
 # syzkaller's title normalization, each applied until nothing changes.
@@ -90,7 +94,11 @@ def clean_head(head: str) -> str:
         return "Internal error: Oops"
     if s.startswith(("Oops", "invalid opcode")):
         return s.split(":", 1)[0].split(" - ", 1)[0]
+    s = _DIE_TAIL.sub("", s)       # "divide error: 0000 [#1] SMP"
     s = _ADDR_TAIL.sub("", s)
+    s = _IN_FUNC_TAIL.sub("", s)   # the guilty frame is appended instead
+    if s.endswith("]") and "[" not in s:
+        s = s[:-1]                 # "[ INFO: inconsistent lock state ]"
     return s.rstrip(" ,:!")
 
 
