@@ -85,7 +85,7 @@ def parse_line(raw: str) -> LogLine:
     if m:
         line = line[m.end():]
         stamped = True
-    elif line[:1] in "<ADFJMNOS12" and _SYSLOG_OTHER.match(line):
+    elif line[:1] in "<ADFJMNOS12" and _SYSLOG_OTHER.match(line) and not _STAMP.match(line):
         return LogLine(line, width=width, foreign=True)
     if line[:1].isdigit():
         m = _KMSG.match(line)
