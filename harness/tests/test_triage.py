@@ -290,3 +290,25 @@ def test_syz_titles_in_the_table(capsys):
     assert rc == 0
     assert "BUG: bad usercopy in direct_entry" in out
     assert "WARNING: bad usercopy in sctp_getsockopt" in out
+
+
+def test_oops_flood_is_one_row_and_cascade_says_secondary(tmp_path, capsys):
+    def log_of(fixture: str) -> Path:
+        body = (DATA / "reports" / fixture).read_bytes().split(b"\n\n", 1)[1]
+        path = tmp_path / (fixture + ".log")
+        path.write_bytes(body)
+        return path
+
+    rc, out, _ = cli(capsys, log_of("oops-flood-same-warning.txt"))
+    rows = [l for l in out.splitlines() if "WARNING in blorp_dequeue" in l]
+    assert rc == 0 and len(rows) == 1 and rows[0].split()[0] == "4"
+    assert "4 report(s), 1 distinct signature(s)" in out
+    rc, out, _ = cli(capsys, log_of("cascade-oops-then-secondary-reports.txt"))
+    lines = out.splitlines()
+    oops = next(l for l in lines if "in zyxx_next" in l)
+    usercopy = next(l for l in lines if "usercopy:" in l)
+    warning = next(l for l in lines if "WARNING in zyxx_teardown" in l)
+    assert "[secondary]" not in oops and "[secondary]" in usercopy
+    # the WARNING came twice, after the oops and after a reboot: one row,
+    # and not all of its reports are secondary
+    assert warning.split()[0] == "2" and "[secondary]" not in warning
