@@ -42,7 +42,9 @@ from .log_lines import LogLine, parse_line
 from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
 from .report_analysis import RawReport, analyze, is_plumbing
-from .report_formats import CONTINUES, INFO_WITH_STACK, TRIGGERS, Group, header_group, may_matter
+from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, NEW_TRACE, ROOT_FRAME,
+                             TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS, Group, header_group,
+                             may_matter)
 from .report_model import Report
 from .report_naming import make_signature
 
@@ -63,35 +65,6 @@ _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
 # ffffffff810a16a0".  Kept as report context for a golden offset-base.
 _LKDTM_BAD_ADDRESS = re.compile(
     r"lkdtm: attempting bad copy_(?:to|from)_user\(?\)? from kernel [\w ]+: ([0-9a-f]{8,16})$")
-_TRACE_MARK = re.compile(
-    r"(?:Call [Tt]race:|Backtrace:|</?#?[A-Z]{2,7}>|--- interrupt:|"
-    r"Exception stack|Allocated by task|Freed by task|stack backtrace:|Stack:|"
-    r"Last Breaking-Event-Address:|Krnl (?:PSW|GPRS|Code)|"
-    r"r\d+ ?: ?[0-9a-f]{8}|[0-9a-f]{4}: (?: *[0-9a-f]{8})+ *$|(?:[0-9a-f]{8,16} +){2,}[0-9a-f]{8,16}\s*$|"
-    r".*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|[0-9a-f]{8,16}) +\d+)")
-# Register dumps and the lines a report ends with: neither unrelated inside
-# a report nor a reason to end it after its end marker.
-_TAIL = re.compile(
-    r"(?:RIP|RSP|RAX|RBX|RCX|RDX|RSI|RDI|RBP|R\d+|FS|GS|CS|DS|ES|CR\d|DR\d|PKRU|EFLAGS|"
-    r"E[A-D]X|E[SD]I|E[BS]P|EIP|Code:|Modules linked in|---\[ end|Kernel Offset|"
-    r"Kernel panic|note: |Fixing recursive fault|Rebooting in|Dumping ftrace|"
-    r"\(ftrace buffer empty\)|pc :|lr :|sp :|x\d+ *:|pstate:|CPU: \d+|Hardware name|"
-    r"SMP: stopping|PHYS_OFFSET|CPU features|Memory Limit|Sending NMI|NMI backtrace|"
-    r"NIP|LR|CTR|REGS:|MSR:|CFAR:|GPR\d\d|Instruction dump|PC is at|LR is at|psr:|"
-    r"Flags:|Control:|epc|ra |status:|badaddr|cause|task:|Process |Stack : |"
-    r"irq event stamp|hardirqs|softirqs|Krnl|Call Trace|Call trace|\[ end Kernel panic|"
-    r"Disabling lock debugging)")
-_BANNER = re.compile(r"={20,}\s*$")
-_NEW_TRACE = re.compile(r"(?:Call [Tt]race:|Backtrace:|Allocated by task|Freed by task|"
-                        r"stack backtrace:|.*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|"
-                        r"[0-9a-f]{8,16} +\d+))")
-# What a complete call trace ends with: the end of the task stack, the
-# user-mode registers, the code dump, a frame no caller is printed above.
-_TRACE_DONE = re.compile(r"(?:</TASK>|RIP: 00[23][3b]:|Code: )")
-_ROOT_FRAME = re.compile(
-    r"(?:entry_SYSCALL\w*|entry_SYSENTER\w*|entry_INT80\w*|ret_from_fork\w*|el0t_\w+|"
-    r"el0_svc\w*|ret_fast_syscall|start_kernel|secondary_startup\w*|cpu_startup_entry|"
-    r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init)")
 # a kernel message cannot end with these words; a line that does was wrapped
 _OPEN_WORD = re.compile(r"\b(?:at|from|to|in|of|for|on|by|with)$")
 _DIE = re.compile(r"\[#\d+\]")
@@ -234,29 +207,29 @@ class _Segmenter:
         """Whether a non-header line of cur's context belongs to it."""
         s = text.strip()
         if cur.phase == "ended":
-            return bool(_TAIL.match(s)) or parse_frame(text) is not None
+            return bool(TAIL_LINE.match(s)) or parse_frame(text) is not None
         if "---[ end" in s:
             cur.phase = "ended"
             return True
         if not cur.traceback and "Sending NMI from CPU" in text:
             cur.traceback = True
         frame = parse_frame(text)
-        if frame is not None or _TRACE_MARK.match(s):
+        if frame is not None or TRACE_LINE.match(s):
             if cur.phase == "header":
                 cur.phase = "trace"
-            if _NEW_TRACE.match(s):
+            if NEW_TRACE.match(s):
                 cur.complete = False
-            elif frame is not None and _ROOT_FRAME.fullmatch(frame.func) or _TRACE_DONE.match(s):
+            elif frame is not None and ROOT_FRAME.fullmatch(frame.func) or TRACE_DONE.match(s):
                 cur.complete = True
             cur.unknown = cur.after_trace = 0
             return True
-        if _BANNER.match(s) and len(cur.raw.lines) > 1:
+        if BANNER.match(s) and len(cur.raw.lines) > 1:
             cur.phase = "ended"
             return True
         if not s and cur.phase == "trace" and cur.after_trace == 0:
             cur.complete = True         # an empty line ends a trace
-        if _TAIL.match(s):
-            if cur.phase == "trace" and _TRACE_DONE.match(s):
+        if TAIL_LINE.match(s):
+            if cur.phase == "trace" and TRACE_DONE.match(s):
                 cur.complete = True
             return True
         cur.unknown += 1

@@ -24,9 +24,10 @@ import re
 from dataclasses import dataclass, field
 
 from .frames import Frame, parse_frame, rip_func, strip_suffix
-from .report_formats import (CORRUPTED_LINES, FRAME_LINES, GROUPS, HANG_ANCHORS, HANG_SKIP,
-                             QUESTIONABLE, REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE,
-                             RISCV_STACK_START, SKIP, STACK_START, STALL_ANCHORS,
+from .report_formats import (CALL_TRACE, CORRUPTED_LINES, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
+                             GROUPS, HANG_ANCHORS, HANG_SKIP, INTERRUPT, MACHINERY, QUESTIONABLE,
+                             REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
+                             SKIP, STACK_START, STALL_ANCHORS, TO_USER, TRACE_END, TRACE_HEADING,
                              STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
 from .report_model import Report
 from .report_naming import make_signature, make_title, syz_normalize
@@ -50,48 +51,9 @@ _PANIC = re.compile(r"Kernel panic - not syncing:? ?(.*)")
 _TAINT = re.compile(r"\b(?:Not tainted|Tainted:[A-Z ]*?)\s+(\d+\.\d+\S*)(?:\s+(#\d+))?")
 _DIE = re.compile(r"\[#(\d+)\]")
 
-# Frames of the usercopy checks and copy helpers: never the culprit of a
-# usercopy report (the first frame after them is).
-_PLUMBING = re.compile(
-    r"(?:usercopy_\w+|__check_heap_object|__check_object_size|check_heap_object|"
-    r"check_object_size|check_\w+_object|check_bogus_address|check_copy_size|"
-    r"__might_fault|might_fault|__might_sleep|__virt_addr_valid|copyout|copyin|"
-    r"_copy_\w+|__copy_\w+|raw_copy_\w+|\w*copy_to_user\w*|\w*copy_from_user\w*|"
-    r"\w*copy_to_iter\w*|\w*copy_from_iter\w*|copy_page_to_iter|copy_page_from_iter|"
-    r"copy_user_\w+|rep_movs_alternative|memdup_user\w*|strndup_user|strncpy_from_user|"
-    r"dump_stack\w*|__dump_stack|show_stack|show_trace_log_lvl|unwind_backtrace|"
-    r"dump_backtrace|panic|__warn|"
-    r"warn_slowpath\w*|__warn_printk|report_bug|handle_bug|exc_invalid_op|"
-    r"asm_exc_invalid_op|do_error_trap|do_invalid_op|invalid_op|do_trap|die|__die\w*|"
-    r"oops_end|kasan_\w+|__kasan_\w+|__asan_\w+|print_report|"
-    r"print_address_description\w*|check_memory_region\w*|ubsan_\w+|__ubsan_\w+|"
-    r"bug_handler|__bug|el1_\w+|el1h_\w+|do_mem_abort|die_kernel_fault|"
-    r"__do_kernel_fault|do_page_fault|page_fault_oops|kernelmode_fixup_or_oops|"
-    r"exc_page_fault|asm_exc_page_fault|__bad_area_nosemaphore|bad_area_nosemaphore|"
-    r"exc_general_protection|asm_exc_general_protection|fixup_bug|"
-    r"program_check_exception|program_check_common)")
-# Frames of the path that printed a report through an exception or panic:
-# a trace segment with one of them that ends at a kernel RIP line (or a
-# powerpc "--- interrupt:") is that path, and the real frames follow.
-_EXCEPTION_PATH = re.compile(
-    r"(?:panic|check_panic_on_warn|__warn|report_bug|handle_bug|exc_invalid_op|"
-    r"asm_exc_invalid_op|fixup_bug|do_error_trap|do_invalid_op|invalid_op|do_trap|"
-    r"die|oops_end|bug_handler|program_check_exception|program_check_common|"
-    r"dump_stack\w*|show_stack|el1_dbg|el1h_64_sync\w*|do_debug_exception|brk_handler|"
-    r"call_break_hook|do_bp|do_trap_break)")
-_TO_USER = re.compile(r"\w*(?:copy_to_user|copyout|copy_to_iter|put_cmsg|copy_page_to_iter)\w*")
-_FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user|copy_page_from_iter)\w*")
-
-_TRACE_START = re.compile(r"\s*(?:Call [Tt]race:|Backtrace:)")
-_TRACE_END = re.compile(
-    r"\s*(?:---\[ end|</TASK>|(?i:allocated by task|freed by task)|The buggy address|"
-    r"Memory state around|Last Breaking-Event-Address|Kernel panic - not syncing|"
-    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|\s*$)")
-_INTERRUPT = re.compile(r"\s*--- interrupt: ")
-
 
 def is_plumbing(func: str) -> bool:
-    return _PLUMBING.fullmatch(func) is not None
+    return MACHINERY.fullmatch(func) is not None
 
 
 @dataclass
@@ -474,14 +436,14 @@ def main_frames(lines: list[str]) -> list[Frame]:
     headed = False                  # a "Call Trace:" heading was seen
     frozen = False                  # frames without a heading ended
     for text in lines[start:]:
-        if _TRACE_START.match(text):
+        if TRACE_HEADING.match(text):
             if taken and headed:
                 break
             # frames before the first heading were part of the header
             segments, dropped, taken, in_trace, headed = [[]], [], False, True, True
             frozen = False
             continue
-        if taken and _TRACE_END.match(text):
+        if taken and TRACE_END.match(text):
             if headed:
                 break
             frozen = True           # unless a heading follows, these are all
@@ -493,9 +455,9 @@ def main_frames(lines: list[str]) -> list[Frame]:
             taken = True
             segments[-1].append(frame)
             continue
-        if in_trace and segments[-1] and (rip_func(text) or _INTERRUPT.match(text)):
+        if in_trace and segments[-1] and (rip_func(text) or INTERRUPT.match(text)):
             # the frames so far were the exception/panic path into this RIP
-            dropped.append(any(_EXCEPTION_PATH.fullmatch(f.func) for f in segments[-1]))
+            dropped.append(any(EXCEPTION_PATH.fullmatch(f.func) for f in segments[-1]))
             segments.append([])
     dropped.append(False)
     return [f for seg, drop in zip(segments, dropped) if not drop for f in seg if f.reliable]
@@ -507,9 +469,9 @@ def _first_guilty(frames: list[str]) -> str | None:
 
 def _infer_direction(frames: list[str]) -> str | None:
     for f in frames:
-        if _TO_USER.fullmatch(f):
+        if TO_USER.fullmatch(f):
             return "exposure"
-        if _FROM_USER.fullmatch(f):
+        if FROM_USER.fullmatch(f):
             return "overwrite"
         if not is_plumbing(f):
             return None
@@ -632,15 +594,12 @@ def analyze(raw: RawReport) -> Report:
     return rep
 
 
-_HEADING = re.compile(r"Call [Tt]race|Backtrace:")
-
-
 def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
                            syz: SyzResult) -> bool:
     lines = raw.lines
     skip = _skip_re(())
     good = [f for f in frames if not is_plumbing(f) and not skip.search(f)]
-    if good and raw.ended and not any(_HEADING.search(t) for t in lines):
+    if good and raw.ended and not any(CALL_TRACE.search(t) for t in lines):
         return True
     stack = syz.fmt.stack if syz.fmt is not None else None
     wants_rip = stack is not None and stack.parts[:1] == (RIP_LINE,)

@@ -589,6 +589,87 @@ GROUPS: tuple[Group, ...] = (
     ), syz=False, opener=rx(r"^Oops(?:: | - |#| ?\[#)")),
 )
 
+# ------------------------------------------------------- layout vocabulary
+# How reports are laid out, for the parser (which lines belong to a report,
+# when its trace is complete) and the analysis (which frames are the
+# report's own, which are machinery).
+
+# Lines of a call trace other than frames: headings, stack markers,
+# exception stacks and hex dumps, arm saved registers, task-state lines.
+TRACE_LINE = re.compile(
+    r"(?:Call [Tt]race:|Backtrace:|</?#?[A-Z]{2,7}>|--- interrupt:|"
+    r"Exception stack|Allocated by task|Freed by task|stack backtrace:|Stack:|"
+    r"Last Breaking-Event-Address:|Krnl (?:PSW|GPRS|Code)|"
+    r"r\d+ ?: ?[0-9a-f]{8}|[0-9a-f]{4}: (?: *[0-9a-f]{8})+ *$|(?:[0-9a-f]{8,16} +){2,}[0-9a-f]{8,16}\s*$|"
+    r".*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|[0-9a-f]{8,16}) +\d+)")
+# Register dumps and the lines a report ends with: neither unrelated inside
+# a report nor a reason to end it after its end marker.
+TAIL_LINE = re.compile(
+    r"(?:RIP|RSP|RAX|RBX|RCX|RDX|RSI|RDI|RBP|R\d+|FS|GS|CS|DS|ES|CR\d|DR\d|PKRU|EFLAGS|"
+    r"E[A-D]X|E[SD]I|E[BS]P|EIP|Code:|Modules linked in|---\[ end|Kernel Offset|"
+    r"Kernel panic|note: |Fixing recursive fault|Rebooting in|Dumping ftrace|"
+    r"\(ftrace buffer empty\)|pc :|lr :|sp :|x\d+ *:|pstate:|CPU: \d+|Hardware name|"
+    r"SMP: stopping|PHYS_OFFSET|CPU features|Memory Limit|Sending NMI|NMI backtrace|"
+    r"NIP|LR|CTR|REGS:|MSR:|CFAR:|GPR\d\d|Instruction dump|PC is at|LR is at|psr:|"
+    r"Flags:|Control:|epc|ra |status:|badaddr|cause|task:|Process |Stack : |"
+    r"irq event stamp|hardirqs|softirqs|Krnl|Call Trace|Call trace|\[ end Kernel panic|"
+    r"Disabling lock debugging)")
+# the line that closes a KASAN/KCSAN/UBSAN/KFENCE report
+BANNER = re.compile(r"={20,}\s*$")
+# a line that starts another call trace inside the same report
+NEW_TRACE = re.compile(r"(?:Call [Tt]race:|Backtrace:|Allocated by task|Freed by task|"
+                        r"stack backtrace:|.*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|"
+                        r"[0-9a-f]{8,16} +\d+))")
+# What a complete call trace ends with: the end of the task stack, the
+# user-mode registers, the code dump, a frame no caller is printed above.
+TRACE_DONE = re.compile(r"(?:</TASK>|RIP: 00[23][3b]:|Code: )")
+ROOT_FRAME = re.compile(
+    r"(?:entry_SYSCALL\w*|entry_SYSENTER\w*|entry_INT80\w*|ret_from_fork\w*|el0t_\w+|"
+    r"el0_svc\w*|ret_fast_syscall|start_kernel|secondary_startup\w*|cpu_startup_entry|"
+    r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init)")
+# Frames of the usercopy checks and copy helpers and of the reporting
+# machinery (dump_stack, WARN/BUG/panic, sanitizers, fault entry): never
+# the culprit of a usercopy report (the first frame after them is).
+MACHINERY = re.compile(
+    r"(?:usercopy_\w+|__check_heap_object|__check_object_size|check_heap_object|"
+    r"check_object_size|check_\w+_object|check_bogus_address|check_copy_size|"
+    r"__might_fault|might_fault|__might_sleep|__virt_addr_valid|copyout|copyin|"
+    r"_copy_\w+|__copy_\w+|raw_copy_\w+|\w*copy_to_user\w*|\w*copy_from_user\w*|"
+    r"\w*copy_to_iter\w*|\w*copy_from_iter\w*|copy_page_to_iter|copy_page_from_iter|"
+    r"copy_user_\w+|rep_movs_alternative|memdup_user\w*|strndup_user|strncpy_from_user|"
+    r"dump_stack\w*|__dump_stack|show_stack|show_trace_log_lvl|unwind_backtrace|"
+    r"dump_backtrace|panic|__warn|"
+    r"warn_slowpath\w*|__warn_printk|report_bug|handle_bug|exc_invalid_op|"
+    r"asm_exc_invalid_op|do_error_trap|do_invalid_op|invalid_op|do_trap|die|__die\w*|"
+    r"oops_end|kasan_\w+|__kasan_\w+|__asan_\w+|print_report|"
+    r"print_address_description\w*|check_memory_region\w*|ubsan_\w+|__ubsan_\w+|"
+    r"bug_handler|__bug|el1_\w+|el1h_\w+|do_mem_abort|die_kernel_fault|"
+    r"__do_kernel_fault|do_page_fault|page_fault_oops|kernelmode_fixup_or_oops|"
+    r"exc_page_fault|asm_exc_page_fault|__bad_area_nosemaphore|bad_area_nosemaphore|"
+    r"exc_general_protection|asm_exc_general_protection|fixup_bug|"
+    r"program_check_exception|program_check_common)")
+# Frames of the path that printed a report through an exception or panic:
+# a trace segment with one of them that ends at a kernel RIP line (or a
+# powerpc "--- interrupt:") is that path, and the real frames follow.
+EXCEPTION_PATH = re.compile(
+    r"(?:panic|check_panic_on_warn|__warn|report_bug|handle_bug|exc_invalid_op|"
+    r"asm_exc_invalid_op|fixup_bug|do_error_trap|do_invalid_op|invalid_op|do_trap|"
+    r"die|oops_end|bug_handler|program_check_exception|program_check_common|"
+    r"dump_stack\w*|show_stack|el1_dbg|el1h_64_sync\w*|do_debug_exception|brk_handler|"
+    r"call_break_hook|do_bp|do_trap_break)")
+# the copy helper names the direction when a usercopy message line is lost
+TO_USER = re.compile(r"\w*(?:copy_to_user|copyout|copy_to_iter|put_cmsg|copy_page_to_iter)\w*")
+FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user|copy_page_from_iter)\w*")
+# Where the report's own trace starts and, once it has frames, ends (the
+# end of the task stack, the alloc/free stacks, the panic, a blank line);
+# a powerpc exception frame inside it.
+TRACE_HEADING = re.compile(r"\s*(?:Call [Tt]race:|Backtrace:)")
+TRACE_END = re.compile(
+    r"\s*(?:---\[ end|</TASK>|(?i:allocated by task|freed by task)|The buggy address|"
+    r"Memory state around|Last Breaking-Event-Address|Kernel panic - not syncing|"
+    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|\s*$)")
+INTERRUPT = re.compile(r"\s*--- interrupt: ")
+
 # Lines that, inside an open report, continue it rather than start another
 # (the die() line after "kernel BUG at", the panic that follows an oops).
 CONTINUES = _sup("invalid opcode: 0000", "Kernel panic - not syncing",
