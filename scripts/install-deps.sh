@@ -3,7 +3,7 @@
 set -euo pipefail
 
 pkgs=(linux-source-6.1 qemu-system-x86 busybox-static python3 python3-pexpect
-      python3-pytest expect ccache gcc make bc bison flex libelf-dev libssl-dev
+      python3-pytest python3-hypothesis expect ccache gcc make bc bison flex libelf-dev libssl-dev
       cpio xz-utils patch git file perl binutils libc6-dev)
 
 missing=()
