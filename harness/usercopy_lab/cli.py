@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import result_formats, triage
+from . import result_formats, selftests, triage
 from .golden import GoldenError, load_layered
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 from .results_report import print_table, write_json
@@ -110,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for n in names:
         results += _run_suite(suites[n], args, accel.accel, limits, out_dir)
         write_json(results, out_dir / "results.json", meta)
-        result_formats.write_formats(results, meta, out_dir, args.ktap, args.junit)
+        result_formats.write_run_files(results, meta, out_dir, suites, args.ktap, args.junit)
     print()
     print_table(results, sys.stdout)
     print(f"results: {out_dir / 'results.json'}")
@@ -119,6 +119,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
                limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
+    if suite.selftests:
+        return selftests.run_suite(suite, args.build_dir, args.initramfs, accel, limits,
+                                   out_dir, args.trigger, args.live)
     golden = suite.golden()
     listed = {t.name: t for t in suite.triggers()}
     wanted = args.trigger or [t.name for t in listed.values() if not t.skip_reason]

@@ -28,6 +28,8 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from .report_model import Report, usercopy_line
+from .selftests import write_comparison
+from .suite import Suite
 from .trigger_run import TriggerResult
 from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL
 
@@ -226,3 +228,11 @@ def write_formats(results: list[TriggerResult], meta: Mapping[str, Any],
         if path:
             write_junit(results, path, meta)
 
+
+def write_run_files(results: list[TriggerResult], meta: Mapping[str, Any], out_dir: Path,
+                    suites: Mapping[str, Suite], ktap: Path | None = None,
+                    junit: Path | None = None) -> None:
+    """Everything a run writes beside results.json: KTAP, JUnit and, when
+    the run had a selftests suite, the run.sh comparison table."""
+    write_formats(results, meta, out_dir, ktap, junit)
+    write_comparison(results, dict(suites), out_dir)
