@@ -11,6 +11,7 @@ RESULTS     ?= results
 JOBS        ?= $(shell nproc)
 TRIGGER     ?=
 SUITE       ?= default
+CMDLINE     ?=
 
 TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
@@ -25,7 +26,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help results-check
+	series series-check mutation-demo clean distclean help results-check shell
 
 all: suite
 
@@ -37,6 +38,7 @@ help:
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
+	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
@@ -106,6 +108,13 @@ test: unit-test booted-test suite results-check
 results-check:
 	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \
 		--kunit $(TREE)/tools/testing/kunit/kunit.py
+
+# An interactive guest: busybox shell on the serial console, whole console
+# logged under $(RESULTS)/shell/.
+shell: initramfs
+	+$(MAKE) kernel KERNEL=$(KERNEL)
+	$(HARNESS) shell --kernel $(KERNEL) --cmdline "$(CMDLINE)" --build-dir $(BUILD) \
+		--initramfs $(INITRAMFS) --results $(RESULTS)
 
 bench: kernel initramfs
 	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import result_formats, selftests, triage
+from . import result_formats, selftests, shell, triage
 from .golden import GoldenError, load_layered
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 from .results_report import print_table, write_json
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     sk.set_defaults(func=cmd_suite_kernel)
 
     triage.add_parser(sub)
+    shell.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
