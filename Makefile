@@ -26,7 +26,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help results-check shell
+	series series-check mutation-demo clean distclean help results-check lava lava-run shell
 
 all: suite
 
@@ -39,6 +39,8 @@ help:
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
+	@echo "make lava            one LAVA job per trigger in $(BUILD)/lava/, checked by lava-common"
+	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
@@ -115,6 +117,20 @@ shell: initramfs
 	+$(MAKE) kernel KERNEL=$(KERNEL)
 	$(HARNESS) shell --kernel $(KERNEL) --cmdline "$(CMDLINE)" --build-dir $(BUILD) \
 		--initramfs $(INITRAMFS) --results $(RESULTS)
+
+# LAVA: neither `make` nor `make test` needs it.  `make lava` installs
+# lava-common (apt) if missing, writes one job per trigger and validates each
+# with lava-common's schema; `make lava-run` also installs lava-dispatcher and
+# runs SUITE through lava-run on this machine (see scripts/lava/run-suite.sh).
+LAVA_OUT := $(BUILD)/lava
+lava:
+	@scripts/install-deps.sh lava-common
+	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
+		--kernels file://$(CURDIR)/$(BUILD) --initramfs file://$(CURDIR)/$(INITRAMFS)
+
+lava-run: kernels initramfs
+	@scripts/install-deps.sh lava-common lava-dispatcher
+	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE)
 
 bench: kernel initramfs
 	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)
