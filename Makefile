@@ -45,6 +45,7 @@ help:
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
+	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
 	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
