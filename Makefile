@@ -11,6 +11,7 @@ RESULTS     ?= results
 JOBS        ?= $(shell nproc)
 TRIGGER     ?=
 SUITE       ?= default
+CMDLINE     ?=
 
 TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
@@ -25,7 +26,8 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help syzkaller-corpus
+	series series-check mutation-demo clean distclean help syzkaller-corpus \
+	results-check lava lava-run shell
 
 all: suite
 
@@ -37,11 +39,15 @@ help:
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
+	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
+	@echo "make lava            one LAVA job per trigger in $(BUILD)/lava/, checked by lava-common"
+	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make syzkaller-corpus SYZKALLER_CORPUS=dir  triage vs syzkaller's report corpus"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
+	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
 	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
@@ -74,7 +80,7 @@ $(HELPERS_OUT)/%: initramfs-src/%.c
 
 initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS))
 	@mkdir -p $(HELPERS_OUT)
-	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT)
+	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(TREE)
 
 suite: kernels initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)
@@ -95,16 +101,45 @@ syzkaller-corpus:
 	@[ -n "$(SYZKALLER_CORPUS)" ] || { echo "usage: make syzkaller-corpus SYZKALLER_CORPUS=syzkaller/pkg/report/testdata/linux/report"; exit 2; }
 	$(PYTHON) scripts/syzkaller-corpus.py --show 20 $(SYZKALLER_CORPUS)
 
+# USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
+# not skips, when this tree exists and its kunit.py does not).
 unit-test: deps
-	$(PYTHON) -m pytest -q harness/tests
+	USERCOPY_LAB_TREE=$(CURDIR)/$(TREE) $(PYTHON) -m pytest -q harness/tests
 	scripts/lkdtm-patch.sh --check
 
 booted-test: kernels initramfs
 	USERCOPY_LAB_BUILD=$(CURDIR)/$(BUILD) USERCOPY_LAB_INITRAMFS=$(CURDIR)/$(INITRAMFS) \
 		$(PYTHON) -m pytest -q harness/booted_tests
 
-# Unit tests first (seconds), then the booted harness checks, then the suite.
-test: unit-test booted-test suite
+# Unit tests first (seconds), then the booted harness checks, then the suite,
+# then the run's KTAP (through the tree's kunit.py) and JUnit against its
+# results.json.
+test: unit-test booted-test suite results-check
+
+results-check:
+	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \
+		--kunit $(TREE)/tools/testing/kunit/kunit.py
+
+# An interactive guest: busybox shell on the serial console, whole console
+# logged under $(RESULTS)/shell/.
+shell: initramfs
+	+$(MAKE) kernel KERNEL=$(KERNEL)
+	$(HARNESS) shell --kernel $(KERNEL) --cmdline "$(CMDLINE)" --build-dir $(BUILD) \
+		--initramfs $(INITRAMFS) --results $(RESULTS)
+
+# LAVA: neither `make` nor `make test` needs it.  `make lava` installs
+# lava-common (apt) if missing, writes one job per trigger and validates each
+# with lava-common's schema; `make lava-run` also installs lava-dispatcher and
+# runs SUITE through lava-run on this machine (see scripts/lava/run-suite.sh).
+LAVA_OUT := $(BUILD)/lava
+lava:
+	@scripts/install-deps.sh lava-common
+	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
+		--kernels file://$(CURDIR)/$(BUILD) --initramfs file://$(CURDIR)/$(INITRAMFS)
+
+lava-run: kernels initramfs
+	@scripts/install-deps.sh lava-common lava-dispatcher
+	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE)
 
 bench: kernel initramfs
 	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)

@@ -1,10 +1,11 @@
 #!/bin/bash
-# install-deps.sh: installs, via apt, whatever the lab needs and is missing.
+# install-deps.sh [PACKAGE...]: installs, via apt, whatever the lab needs
+# and is missing, and the extra PACKAGEs (make lava: lava-common).
 set -euo pipefail
 
 pkgs=(linux-source-6.1 qemu-system-x86 busybox-static python3 python3-pexpect
-      python3-pytest python3-hypothesis expect ccache gcc make bc bison flex libelf-dev libssl-dev
-      cpio xz-utils patch git file perl binutils libc6-dev)
+      python3-pytest python3-hypothesis python3-yaml expect ccache gcc make bc bison flex libelf-dev
+      libssl-dev cpio xz-utils patch git file perl binutils libc6-dev "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -33,6 +33,7 @@ class Suite:
     checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
     only: tuple[str, ...] = ()     # run only these triggers of triggers_file
     expected_text: bool = True     # check tests.txt's expected-text column
+    selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -69,7 +70,10 @@ def load_suites(path: Path) -> dict[str, Suite]:
         suites[name] = Suite(name, table["kernel"], table.get("cmdline", ""),
                              tuple(root / g for g in golden), root / table["triggers"],
                              tuple(table.get("checks", ())), tuple(table.get("only", ())),
-                             bool(table.get("expected_text", True)))
+                             bool(table.get("expected_text", True)),
+                             table.get("selftests", ""))
+        if suites[name].selftests not in ("", "tree", "lab"):
+            raise SuiteError(f"{path}: suite [{name}]: selftests must be \"tree\" or \"lab\"")
     return suites
 
 
