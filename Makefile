@@ -11,6 +11,7 @@ RESULTS     ?= results
 JOBS        ?= $(shell nproc)
 TRIGGER     ?=
 SUITE       ?= default
+CMDLINE     ?=
 
 # BUILD may be relative or absolute; kbuild's O= and the booted tests get it
 # absolute from here.
@@ -28,7 +29,8 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help
+	series series-check mutation-demo clean distclean help syzkaller-corpus \
+	results-check lava lava-run shell
 
 all: suite
 
@@ -47,10 +49,15 @@ help:
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
+	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
+	@echo "make lava            one LAVA job per trigger in $(BUILD)/lava/, checked by lava-common"
+	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
+	@echo "make syzkaller-corpus SYZKALLER_CORPUS=dir  triage vs syzkaller's report corpus"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
+	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
 	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
@@ -83,7 +90,7 @@ $(HELPERS_OUT)/%: initramfs-src/%.c
 
 initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS))
 	@mkdir -p $(HELPERS_OUT)
-	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT)
+	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(TREE)
 
 suite: kernels initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)
@@ -98,19 +105,54 @@ triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
 	$(HARNESS) triage $(LOGS)
 
+# Agreement with syzkaller's pkg/report/testdata/linux/report (a clone of
+# google/syzkaller; not part of this repository).
+syzkaller-corpus:
+	@[ -n "$(SYZKALLER_CORPUS)" ] || { echo "usage: make syzkaller-corpus SYZKALLER_CORPUS=syzkaller/pkg/report/testdata/linux/report"; exit 2; }
+	$(PYTHON) scripts/syzkaller-corpus.py --show 20 $(SYZKALLER_CORPUS)
+
 # Needs no root when these are installed (the full `deps` list is for builds).
-UNIT_DEPS := python3 python3-pytest python3-pexpect
+# USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
+# not skips, when this tree exists and its kunit.py does not).
+UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml
 unit-test:
-	@scripts/install-deps.sh $(UNIT_DEPS)
-	$(PYTHON) -m pytest -q harness/tests
+	@scripts/install-deps.sh --only $(UNIT_DEPS)
+	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q harness/tests
 	scripts/lkdtm-patch.sh --check
 
 booted-test: kernels initramfs
 	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
 		$(PYTHON) -m pytest -q harness/booted_tests
 
-# Unit tests first (seconds), then the booted harness checks, then the suite.
-test: unit-test booted-test suite
+# Unit tests first (seconds), then the booted harness checks, then the suite,
+# then the run's KTAP (through the tree's kunit.py) and JUnit against its
+# results.json.
+test: unit-test booted-test suite results-check
+
+results-check:
+	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \
+		--kunit $(TREE)/tools/testing/kunit/kunit.py
+
+# An interactive guest: busybox shell on the serial console, whole console
+# logged under $(RESULTS)/shell/.
+shell: initramfs
+	+$(MAKE) kernel KERNEL=$(KERNEL)
+	$(HARNESS) shell --kernel $(KERNEL) --cmdline "$(CMDLINE)" --build-dir $(BUILD) \
+		--initramfs $(INITRAMFS) --results $(RESULTS)
+
+# LAVA: neither `make` nor `make test` needs it.  `make lava` installs
+# lava-common (apt) if missing, writes one job per trigger and validates each
+# with lava-common's schema; `make lava-run` also installs lava-dispatcher and
+# runs SUITE through lava-run on this machine (see scripts/lava/run-suite.sh).
+LAVA_OUT := $(BUILD)/lava
+lava:
+	@scripts/install-deps.sh lava-common
+	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
+		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
+
+lava-run: kernels initramfs
+	@scripts/install-deps.sh lava-common lava-dispatcher
+	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE)
 
 bench: kernel initramfs
 	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)

@@ -1,15 +1,17 @@
 #!/bin/bash
-# build-initramfs.sh GEN_INIT_CPIO OUT.cpio HELPER_BIN_DIR
+# build-initramfs.sh GEN_INIT_CPIO OUT.cpio HELPER_BIN_DIR [TREE]
 #
 # Packs the guest userland: busybox-static (with its applet links), the
 # init script from initramfs-src/ and the static C helpers already built in
-# HELPER_BIN_DIR.  Uses the kernel's own gen_init_cpio so that device nodes
-# need no root privileges.
+# HELPER_BIN_DIR; with TREE, also the tree's LKDTM selftest runner
+# (scripts/initramfs-selftests.sh).  Uses the kernel's own gen_init_cpio so
+# that device nodes need no root privileges.
 set -euo pipefail
 
 gen=$1
 out=$2
 helpers=$3
+tree=${4:-}
 src=$(cd "$(dirname "$0")/../initramfs-src" && pwd)
 busybox=${BUSYBOX:-/bin/busybox}
 
@@ -35,6 +37,7 @@ trap 'rm -f "$list"' EXIT
 	for h in "$helpers"/*; do
 		[ -f "$h" ] && echo "file /bin/$(basename "$h") $(realpath "$h") 0755 0 0"
 	done
+	[ -z "$tree" ] || "$(dirname "$0")/initramfs-selftests.sh" "$tree" "$src/../lkdtm-tests/tests.txt" "$busybox"
 } > "$list"
 "$gen" "$list" > "$out.tmp"
 mv "$out.tmp" "$out"

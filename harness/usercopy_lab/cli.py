@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from . import triage
+from . import result_formats, selftests, shell, triage
 from .golden import load_layered
 from .inputs import TRIGGER, InputError
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--boot-timeout", type=_seconds, default=60.0)
     run.add_argument("--trigger-timeout", type=_seconds, default=60.0)
     run.add_argument("--live", action="store_true", help="show the console live")
+    _format_options(run)
     run.set_defaults(func=cmd_run)
 
     match = sub.add_parser("match", help="re-match captured logs against golden files")
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="golden folder (repeatable; searched in order)")
     match.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     match.add_argument("logs", type=Path, nargs="+", help="TRIGGER.log files")
+    _format_options(match)
     match.set_defaults(func=cmd_match)
 
     sk = sub.add_parser("suite-kernel", help="print the kernel variant a suite boots")
@@ -87,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     sk.set_defaults(func=cmd_suite_kernel)
 
     triage.add_parser(sub)
+    shell.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -97,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"usercopy-lab: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+
+
+def _format_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ktap", type=Path, help="also write the results as KTAP to FILE")
+    p.add_argument("--junit", type=Path, help="also write the results as JUnit XML to FILE")
 
 
 def cmd_suite_kernel(args: argparse.Namespace) -> int:
@@ -136,6 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for n in names:
         results += _run_suite(suites[n], inputs[n], args, accel.accel, limits, out_dir)
         write_json(results, out_dir / "results.json", meta)
+        result_formats.write_run_files(results, meta, out_dir, suites, args.ktap, args.junit)
     print()
     print_table(results, sys.stdout)
     print(f"results: {out_dir / 'results.json'}")
@@ -164,6 +173,9 @@ def _make_run_dir(results: Path) -> tuple[str, Path]:
 
 def _run_suite(suite: Suite, inputs: SuiteInputs, args: argparse.Namespace, accel: str,
                limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
+    if suite.selftests:
+        return selftests.run_suite(suite, args.build_dir, args.initramfs, accel, limits,
+                                   out_dir, args.trigger, args.live)
     golden = inputs.golden
     listed = {t.name: t for t in inputs.triggers}
     wanted = args.trigger or [t.name for t in listed.values() if not t.skip_reason]
@@ -206,6 +218,8 @@ def cmd_match(args: argparse.Namespace) -> int:
         results.append(evaluate_log(name, trigger, log, golden.get(trigger),
                                     expected.get(trigger, "")))
     print_table(results, sys.stdout)
+    result_formats.write_formats(results, {"command": "match", "suite": name},
+                                 ktap=args.ktap, junit=args.junit)
     return 1 if any(r.verdict in FAILING for r in results) else 0
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ class Suite:
     checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
     only: tuple[str, ...] = ()     # run only these triggers of triggers_file
     expected_text: bool = True     # check tests.txt's expected-text column
+    selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -117,6 +118,16 @@ def _name(rule: NameRule) -> Parse:
     return parse
 
 
+def _one_of(*allowed: str) -> Parse:
+    shown = " or ".join(f'"{a}"' for a in allowed)
+
+    def parse(value: Any, _root: Path) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be {shown}, got {value!r}")
+        return value
+    return parse
+
+
 def _checks(value: Any, root: Path) -> tuple[str, ...]:
     names = _names(CHECK)(value, root)
     for n in names:
@@ -133,6 +144,7 @@ SUITE_KEYS: dict[str, Key] = {
     "checks": Key("checks", _checks),
     "only": Key("only", _names(TRIGGER)),
     "expected_text": Key("expected_text", _bool),
+    "selftests": Key("selftests", _one_of("tree", "lab")),
 }
 
 

@@ -86,6 +86,8 @@ def evaluate_check_log(suite: str, name: str, log_path: Path,
 
 
 def _read_console(log_path: Path) -> tuple[str, ConsoleMarkers, list[Report]]:
-    text = log_path.read_bytes().decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    return text, read_markers(lines), list(iter_reports(lines, str(log_path)))
+    from .log_reader import split_lines
+    data = log_path.read_bytes()
+    lines = split_lines(data)  # line N is line N of the file ("\r\r\n" is one end)
+    return data.decode("utf-8", errors="replace"), read_markers(lines), \
+        list(iter_reports(lines, str(log_path)))
