@@ -13,6 +13,9 @@ TRIGGER     ?=
 SUITE       ?= default
 CMDLINE     ?=
 
+# BUILD may be relative or absolute; kbuild's O= and the booted tests get it
+# absolute from here.
+BUILD_ABS   := $(abspath $(BUILD))
 TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
 HELPERS_OUT := $(BUILD)/initramfs-helpers
@@ -30,6 +33,13 @@ export PYTHONPATH := $(CURDIR)/harness
 	results-check lava lava-run shell
 
 all: suite
+
+# One recipe at a time, also under `make -j`: the suites boot their guests
+# one after another by design (each guest is timed; TCG guests sharing 2
+# cores would slow each other into their timeouts), and a kernel build
+# already runs on $(JOBS) cores inside kbuild, whose sub-make is not
+# affected by this.  More parallel kernel builds: JOBS=N.
+.NOTPARALLEL:
 
 help:
 	@echo "make                 build kernels + initramfs, run every suite, print results"
@@ -63,7 +73,7 @@ tree: deps
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
 		$(wildcard kernel-config/variant-$*.config)
-	+$(MAKE) -s -C $(TREE) O=$(CURDIR)/$(BUILD)/kernel-$* CC="ccache gcc" \
+	+$(MAKE) -s -C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" \
 		-j$(JOBS) bzImage
 	@echo "kernel: $@"
 
@@ -87,9 +97,9 @@ suite: kernels initramfs
 
 boot: initramfs
 	@[ -n "$(TRIGGER)" ] || { echo "usage: make boot TRIGGER=NAME [SUITE=$(SUITE)]"; exit 2; }
-	+$(MAKE) kernel KERNEL=$$($(HARNESS) suite-kernel $(SUITE))
+	+kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel"
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite $(SUITE) --trigger $(TRIGGER) --live
+		--suite "$(SUITE)" --trigger "$(TRIGGER)" --live
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
@@ -101,14 +111,17 @@ syzkaller-corpus:
 	@[ -n "$(SYZKALLER_CORPUS)" ] || { echo "usage: make syzkaller-corpus SYZKALLER_CORPUS=syzkaller/pkg/report/testdata/linux/report"; exit 2; }
 	$(PYTHON) scripts/syzkaller-corpus.py --show 20 $(SYZKALLER_CORPUS)
 
+# Needs no root when these are installed (the full `deps` list is for builds).
 # USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
 # not skips, when this tree exists and its kunit.py does not).
-unit-test: deps
-	USERCOPY_LAB_TREE=$(CURDIR)/$(TREE) $(PYTHON) -m pytest -q harness/tests
+UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml
+unit-test:
+	@scripts/install-deps.sh --only $(UNIT_DEPS)
+	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q harness/tests
 	scripts/lkdtm-patch.sh --check
 
 booted-test: kernels initramfs
-	USERCOPY_LAB_BUILD=$(CURDIR)/$(BUILD) USERCOPY_LAB_INITRAMFS=$(CURDIR)/$(INITRAMFS) \
+	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
 		$(PYTHON) -m pytest -q harness/booted_tests
 
 # Unit tests first (seconds), then the booted harness checks, then the suite,
@@ -135,7 +148,7 @@ LAVA_OUT := $(BUILD)/lava
 lava:
 	@scripts/install-deps.sh lava-common
 	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
-		--kernels file://$(CURDIR)/$(BUILD) --initramfs file://$(CURDIR)/$(INITRAMFS)
+		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
 
 lava-run: kernels initramfs
 	@scripts/install-deps.sh lava-common lava-dispatcher

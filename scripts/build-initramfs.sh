@@ -18,6 +18,10 @@ busybox=${BUSYBOX:-/bin/busybox}
 file "$busybox" | grep -q 'statically linked' ||
 	{ echo "build-initramfs: $busybox is not static (apt-get install busybox-static)" >&2; exit 1; }
 
+# Outside the list's { } below, where a failing substitution would go unnoticed.
+applets=$("$busybox" --list)
+[ -n "$applets" ] || { echo "build-initramfs: $busybox --list printed no applets" >&2; exit 1; }
+
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
 {
@@ -26,7 +30,7 @@ trap 'rm -f "$list"' EXIT
 	echo "nod /dev/null 0666 0 0 c 1 3"
 	for d in /bin /proc /sys /tmp /root; do echo "dir $d 0755 0 0"; done
 	echo "file /bin/busybox $busybox 0755 0 0"
-	for applet in $("$busybox" --list); do
+	for applet in $applets; do
 		[ "$applet" = busybox ] || echo "slink /bin/$applet busybox 0777 0 0"
 	done
 	echo "file /init $src/init 0755 0 0"

@@ -148,7 +148,7 @@ def test_selftests_key_must_name_tree_or_lab(tmp_path):
     (tmp_path / "t.txt").write_text("A\n")
     (tmp_path / "suites.toml").write_text(
         '[s]\nkernel = "default"\ngolden = "g"\ntriggers = "t.txt"\nselftests = "upstream"\n')
-    with pytest.raises(SuiteError, match='selftests must be "tree" or "lab"'):
+    with pytest.raises(SuiteError, match='selftests: must be "tree" or "lab"'):
         load_suites(tmp_path / "suites.toml")
 
 

@@ -1,4 +1,11 @@
-"""usercopy-lab command line: run suites, re-match logs, triage."""
+"""usercopy-lab command line: run suites, re-match logs, triage.
+
+Exit status: 0 every trigger passed (PASS, XFAIL or SKIP), 1 a trigger
+FAILed or was an ERROR, 2 the run could not be done (bad input: an option,
+suites.toml, a trigger list or a golden file; a missing kernel, initramfs
+or QEMU; a results folder that cannot be written), with one line on stderr
+naming the file:line or the missing thing.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,34 +13,61 @@ import datetime
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from . import result_formats, selftests, shell, triage
-from .golden import GoldenError, load_layered
+from .golden import load_layered
+from .inputs import TRIGGER, InputError
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 from .results_report import print_table, write_json
-from .suite import Suite, SuiteError, load_suites, pick
+from .suite import Suite, SuiteInputs, load_inputs, load_suites, pick
 from .trigger_run import RunLimits, TriggerResult, evaluate_log, run_trigger
 from .verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line and exit status 2 (not the usage text)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _trigger_name(value: str) -> str:
+    if problem := TRIGGER.problem(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="usercopy-lab", description=__doc__)
+    parser = _Parser(prog="usercopy-lab", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="boot one fresh guest per trigger and match")
     run.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     run.add_argument("--suite", action="append",
                      help="suite name (repeatable; default: every suite)")
-    run.add_argument("--trigger", action="append",
-                     help="only this trigger (repeatable; may be unknown to the suite)")
+    run.add_argument("--trigger", action="append", type=_trigger_name,
+                     help="only this trigger (repeatable; may be unknown to the suite; "
+                     "[A-Z0-9_]+)")
     run.add_argument("--build-dir", type=Path, default=REPO / "build")
     run.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
     run.add_argument("--results", type=Path, default=REPO / "results")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    run.add_argument("--boot-timeout", type=float, default=60.0)
-    run.add_argument("--trigger-timeout", type=float, default=60.0)
+    run.add_argument("--boot-timeout", type=_seconds, default=60.0)
+    run.add_argument("--trigger-timeout", type=_seconds, default=60.0)
     run.add_argument("--live", action="store_true", help="show the console live")
     _format_options(run)
     run.set_defaults(func=cmd_run)
@@ -59,8 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (SuiteError, GoldenError) as exc:
+    except InputError as exc:
         print(f"usercopy-lab: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"usercopy-lab: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 
@@ -79,6 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     suites = load_suites(args.suites_file)
     names = args.suite or list(suites)
     pick(suites, names)
+    inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
         return 2
@@ -92,13 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
 
-    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-    out_dir = args.results / run_id
-    out_dir.mkdir(parents=True, exist_ok=True)
-    latest = args.results / "latest"
-    if latest.is_symlink() or not latest.exists():
-        latest.unlink(missing_ok=True)
-        latest.symlink_to(run_id)
+    run_id, out_dir = _make_run_dir(args.results)
 
     first = suites[names[0]]
     accel = choose_accel(args.accel, first.kernel_image(args.build_dir), args.initramfs)
@@ -109,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     meta = {"run_id": run_id, "accel": accel.accel, "accel_reason": accel.reason,
             "suites": names}
     for n in names:
-        results += _run_suite(suites[n], args, accel.accel, limits, out_dir)
+        results += _run_suite(suites[n], inputs[n], args, accel.accel, limits, out_dir)
         write_json(results, out_dir / "results.json", meta)
         result_formats.write_run_files(results, meta, out_dir, suites, args.ktap, args.junit)
     print()
@@ -118,13 +151,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if any(r.verdict in FAILING for r in results) else 0
 
 
-def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
+def _make_run_dir(results: Path) -> tuple[str, Path]:
+    """results/<run-id>/, written to once, and results/latest pointing at it;
+    InputError (exit 2) if the results folder cannot be written."""
+    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    out_dir = results / run_id
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".writable"
+        probe.write_text("")
+        probe.unlink()
+        latest = results / "latest"
+        if latest.is_symlink() or not latest.exists():
+            latest.unlink(missing_ok=True)
+            latest.symlink_to(run_id)
+    except OSError as exc:
+        raise InputError(f"{results}: cannot write results there: "
+                         f"{exc.strerror or exc}") from None
+    return run_id, out_dir
+
+
+def _run_suite(suite: Suite, inputs: SuiteInputs, args: argparse.Namespace, accel: str,
                limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
     if suite.selftests:
         return selftests.run_suite(suite, args.build_dir, args.initramfs, accel, limits,
                                    out_dir, args.trigger, args.live)
-    golden = suite.golden()
-    listed = {t.name: t for t in suite.triggers()}
+    golden = inputs.golden
+    listed = {t.name: t for t in inputs.triggers}
     wanted = args.trigger or [t.name for t in listed.values() if not t.skip_reason]
     checks = [] if args.trigger else list(suite.checks)
     guests = [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
@@ -157,7 +210,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         name, golden = args.golden[0].name, load_layered(args.golden)
     missing = [str(log) for log in args.logs if not log.is_file()]
     if missing:
-        print(f"usercopy-lab: no such file: {', '.join(missing)}", file=sys.stderr)
+        print(f"usercopy-lab: not a file: {', '.join(missing)}", file=sys.stderr)
         return 2
     results = []
     for log in args.logs:
