@@ -25,7 +25,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help
+	soak series series-check mutation-demo clean distclean help
 
 all: suite
 
@@ -41,7 +41,8 @@ help:
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
-	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
+	@echo "make bench           speed (snapshot vs full, -j), in-guest hardening cost, triage MB/s"
+	@echo "make soak N=20       run the suites N times, count verdicts per trigger, fail on a flake"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
 
@@ -56,8 +57,8 @@ tree: deps
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
 		$(wildcard kernel-config/variant-$*.config)
-	+$(MAKE) -s -C $(TREE) O=$(CURDIR)/$(BUILD)/kernel-$* CC="ccache gcc" \
-		-j$(JOBS) bzImage
+	+@scripts/kbuild-progress.py $* $(BUILD)/kernel-$* -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(CURDIR)/$(BUILD)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage
 	@echo "kernel: $@"
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
@@ -99,9 +100,18 @@ booted-test: kernels initramfs
 # Unit tests first (seconds), then the booted harness checks, then the suite.
 test: unit-test booted-test suite
 
-bench: kernel initramfs
-	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)
-	$(PYTHON) bench/bench_triage.py
+# Numbers and ratios from one run, also written to $(RESULTS)/bench-<time>/;
+# REBUILD=1 also times a warm kernel rebuild after a change to one patch.
+bench: kernels initramfs
+	$(PYTHON) bench/bench.py --build-dir $(BUILD) --initramfs $(INITRAMFS) \
+		--results $(RESULTS) -j $(JOBS) $(if $(REBUILD),--rebuild)
+
+# Every suite N times; per trigger its verdict counts; a verdict that differs
+# between runs is a flake and fails.
+N ?= 20
+soak: kernels initramfs
+	$(PYTHON) -m usercopy_lab.soak --runs $(N) --results $(RESULTS)/soak \
+		--build-dir $(BUILD) --initramfs $(INITRAMFS) -j $(JOBS)
 
 # Test-only kernel mutation (never part of the series) that the golden files
 # must catch; see lkdtm-tests/mutations/README.md.
