@@ -2,7 +2,7 @@
 # install-deps.sh: installs, via apt, whatever the lab needs and is missing.
 set -euo pipefail
 
-pkgs=(linux-source-6.1 qemu-system-x86 busybox-static python3 python3-pexpect
+pkgs=(linux-source-6.1 qemu-system-x86 qemu-utils busybox-static python3 python3-pexpect
       python3-pytest expect ccache gcc make bc bison flex libelf-dev libssl-dev
       cpio xz-utils patch git file perl binutils libc6-dev)
 
