@@ -5,7 +5,8 @@ order asked, each suite's triggers in tests.txt order, then its checks).
 execute() runs them on `jobs` workers; each worker slot restores snapshots
 from its own image copy (snapshot.py) or boots in full.  Results come back
 in plan order whatever order the guests finish in; one progress line per
-guest is printed as it finishes.  Ctrl-C cancels the run: every QEMU is
+guest is printed as it finishes.  With more than one worker, every
+snapshot is made up front, beside the first guests.  Ctrl-C cancels the run: every QEMU is
 killed, the guests cut short are kept as ERROR (interrupted), the rest are
 listed as not run.
 """
@@ -24,7 +25,7 @@ from typing import TextIO
 
 from .console_capture import Cancel
 from .golden import Golden
-from .qemu_boot import BootMode, GuestSpec
+from .qemu_boot import BootMode, GuestSpec, Machine
 from .snapshot import SnapshotPool
 from .suite import Suite
 from .trigger_run import Boot, RunLimits, TriggerResult, run_trigger
@@ -127,11 +128,26 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
         finally:
             slots.put(slot)
 
+    def prepare(job: Job) -> None:
+        """Make job's snapshot ahead of its first trigger, beside other work."""
+        slot = slots.get()
+        try:
+            if pool is not None and not cancel.is_set():
+                _boot_for(job, pool, slot)
+        finally:
+            slots.put(slot)
+
     interrupted = False
     finished = 0
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="guest")
     futures: dict[Future[TriggerResult | None], int] = {}
     try:
+        if pool is not None and workers > 1:
+            firsts: dict[Machine, Job] = {}
+            for job in jobs:
+                firsts.setdefault(job.spec.machine, job)
+            for job in firsts.values():
+                executor.submit(prepare, job)
         futures = {executor.submit(work, job): i for i, job in enumerate(jobs)}
         pending = set(futures)
         while pending:
