@@ -23,7 +23,6 @@ REPO = HERE.parents[1]
 FAKE = HERE / "fake_qemu"
 SERIES = HERE / "testdata" / "console-series" / "default"
 FAULTS = HERE / "testdata" / "faults"
-SUITE_NAMES = sorted(p.stem for p in SERIES.glob("*.log"))
 
 pytestmark = pytest.mark.skipif(not (FAKE / "qemu-system-x86_64").exists(),
                                 reason="fake QEMU missing")
@@ -62,7 +61,7 @@ def cli(lab: Path, *extra: str) -> tuple[int, dict]:
 
 
 def use_series(lab: Path, *names: str) -> None:
-    for name in names or SUITE_NAMES:
+    for name in names:
         shutil.copy(SERIES / f"{name}.log", lab / "consoles" / f"{name}.log")
 
 
@@ -82,9 +81,27 @@ def fault_case(path: Path) -> tuple[dict[str, str], bytes]:
     return header, directives.encode() + console
 
 
+MINI = ["USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_FROM", "USERCOPY_KERNEL",
+        "USERCOPY_VMALLOC", "USERCOPY_WHITELIST_DENTRY_TO"]
+
+
+def mini_suite(lab: Path) -> list[str]:
+    """A suite of five triggers and the check, on the default golden files."""
+    path = lab / "suites.toml"
+    path.write_text(f"""[mini]
+kernel = "default"
+golden = "{REPO / 'expected-oops/default'}"
+triggers = "{REPO / 'lkdtm-tests/tests.txt'}"
+only = {json.dumps(MINI)}
+checks = ["check-usersized-caches"]
+""")
+    use_series(lab, *MINI, "check-usersized-caches")
+    return ["--suites-file", str(path)]
+
+
 def test_snapshot_mode_restores_every_trigger_and_matches_full_boot(lab):
-    use_series(lab)
-    rc, snap = cli(lab, "--suite", "default", "-j", "2")
+    suite = mini_suite(lab)
+    rc, snap = cli(lab, *suite, "-j", "2")
     assert rc == 0, [t["diffs"] for t in snap["triggers"] if t["verdict"] != "PASS"]
     assert {t["boot"] for t in snap["triggers"]} == {"snapshot"}
     assert all(t["boot_fallback"] is None for t in snap["triggers"])
@@ -93,8 +110,9 @@ def test_snapshot_mode_restores_every_trigger_and_matches_full_boot(lab):
     assert log.index("Linux version") < log.index("USERCOPY-LAB-WAITING") \
         < log.index("USERCOPY-LAB-START")
     assert "capture ended: end-marker; boot snapshot" in log
-    rc, full = cli(lab, "--suite", "default", "--boot", "full", "-j", "1")
+    rc, full = cli(lab, *suite, "--boot", "full", "-j", "1")
     assert rc == 0
+    assert [t["name"] for t in full["triggers"]] == MINI + ["check-usersized-caches"]
     assert {t["boot"] for t in full["triggers"]} == {"full"}
 
     def fields(data):
@@ -105,14 +123,11 @@ def test_snapshot_mode_restores_every_trigger_and_matches_full_boot(lab):
 
 
 def test_results_keep_plan_order_with_two_workers(lab):
-    use_series(lab)
-    (lab / "consoles" / "USERCOPY_FOLIO.log").write_bytes(
-        b"#! delay: 1\n" + (SERIES / "USERCOPY_FOLIO.log").read_bytes())
-    rc, data = cli(lab, "--suite", "default", "-j", "2", "--boot", "full")
-    from usercopy_lab.suite import load_suites
-    suite = load_suites(REPO / "suites.toml")["default"]
-    want = [t.name for t in suite.triggers() if not t.skip_reason] + list(suite.checks)
-    assert [t["name"] for t in data["triggers"]] == want
+    suite = mini_suite(lab)
+    (lab / "consoles" / f"{MINI[0]}.log").write_bytes(
+        b"#! delay: 1\n" + (SERIES / f"{MINI[0]}.log").read_bytes())
+    rc, data = cli(lab, *suite, "-j", "2", "--boot", "full")
+    assert [t["name"] for t in data["triggers"]] == MINI + ["check-usersized-caches"]
     assert rc == 0 and data["jobs"] == 2
 
 
