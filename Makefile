@@ -83,7 +83,7 @@ boot: initramfs
 	@[ -n "$(TRIGGER)" ] || { echo "usage: make boot TRIGGER=NAME [SUITE=$(SUITE)]"; exit 2; }
 	+$(MAKE) kernel KERNEL=$$($(HARNESS) suite-kernel $(SUITE))
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite $(SUITE) --trigger $(TRIGGER) --live
+		--suite $(SUITE) --trigger $(TRIGGER) --live --boot full
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
