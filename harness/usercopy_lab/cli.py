@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     except (SuiteError, GoldenError) as exc:
         print(f"usercopy-lab: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:    # before any guest ran (the run loop has its own)
+        print("usercopy-lab: interrupted", file=sys.stderr)
+        return 130
 
 
 def cmd_suite_kernel(args: argparse.Namespace) -> int:
