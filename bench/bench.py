@@ -76,7 +76,7 @@ def main() -> int:
     ap.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
     ap.add_argument("--results", type=Path, default=REPO / "results")
     ap.add_argument("-j", "--jobs", type=int, default=default_jobs())
-    ap.add_argument("--reps", type=int, default=5, help="overhead repetitions per configuration")
+    ap.add_argument("--reps", type=int, default=3, help="overhead repetitions per configuration")
     ap.add_argument("--triage-mb", type=int, default=500)
     ap.add_argument("--rebuild", action="store_true",
                     help="also time a warm kernel rebuild (rebuilds build/kernel-default)")

@@ -49,6 +49,7 @@ class Machine:
     extra_cmdline: str = ""
     memory_mb: int = 256
     accel: str = "tcg"
+    qemu_args: tuple[str, ...] = ()      # e.g. ("-icount", "shift=0") for the bench
 
     def argv(self, cmdline: str) -> list[str]:
         return [
@@ -56,7 +57,7 @@ class Machine:
             "-nodefaults", "-no-user-config", "-cpu", "max",
             "-m", str(self.memory_mb), "-nographic", "-serial", "stdio",
             "-no-reboot", "-kernel", str(self.kernel),
-            "-initrd", str(self.initramfs), "-append", cmdline,
+            "-initrd", str(self.initramfs), "-append", cmdline, *self.qemu_args,
         ]
 
     def ready_cmdline(self) -> str:
@@ -84,6 +85,7 @@ class GuestSpec:
     extra_cmdline: str = ""
     memory_mb: int = 256
     accel: str = "tcg"
+    qemu_args: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -92,7 +94,7 @@ class GuestSpec:
     @property
     def machine(self) -> Machine:
         return Machine(self.kernel, self.initramfs, self.extra_cmdline,
-                       self.memory_mb, self.accel)
+                       self.memory_mb, self.accel, self.qemu_args)
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE]
