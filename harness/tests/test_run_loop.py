@@ -254,3 +254,21 @@ def test_two_runs_in_one_results_directory_do_not_collide(lab):
         assert [t["verdict"] for t in data["triggers"]] == ["PASS", "PASS"]
         assert all(Path(t["log"]).parent.parent == run for t in data["triggers"])
         assert not (run / ".running").exists()
+
+
+def test_a_harness_bug_in_one_guest_is_an_error_not_a_crash(lab, monkeypatch):
+    use_series(lab, "USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO")
+    import usercopy_lab.run_loop as run_loop
+    real = run_loop.run_trigger
+
+    def buggy(suite, spec, *args, **kwargs):
+        if spec.trigger == "USERCOPY_SLAB_WHITELIST_TO":
+            raise RuntimeError("bug in the harness")
+        return real(suite, spec, *args, **kwargs)
+    monkeypatch.setattr(run_loop, "run_trigger", buggy)
+    rc, data = cli(lab, "--suite", "default", "--trigger", "USERCOPY_SLAB_WHITELIST_TO",
+                   "--trigger", "USERCOPY_STACK_FRAME_TO", "-j", "2")
+    assert rc == 1
+    assert [(t["verdict"], t["fault"]) for t in data["triggers"]] == [
+        ("ERROR", "harness-error"), ("PASS", None)]
+    assert "bug in the harness" in data["triggers"][0]["summary"]

@@ -29,6 +29,7 @@ from .qemu_boot import BootMode, GuestSpec, Machine
 from .snapshot import SnapshotPool
 from .suite import Suite
 from .trigger_run import Boot, RunLimits, TriggerResult, run_trigger
+from .verdict import ERROR
 
 
 def default_jobs() -> int:
@@ -154,7 +155,7 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
             done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             for fut in sorted(done, key=futures.__getitem__):
                 finished += 1
-                _collect(fut, futures[fut], results)
+                _collect(fut, futures[fut], results, jobs, out_dir)
                 if (r := results[futures[fut]]) is not None:
                     with print_lock:
                         print(f"[{finished}/{len(jobs)}] {progress_line(r)}", file=out, flush=True)
@@ -170,7 +171,7 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
                 fut.cancel()
             wait(futures)
             for fut, i in futures.items():
-                _collect(fut, i, results)
+                _collect(fut, i, results, jobs, out_dir)
         finally:
             signal.signal(signal.SIGINT, old)
     finally:
@@ -185,11 +186,17 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
     return outcome
 
 
-def _collect(fut: Future[TriggerResult | None], i: int,
-             results: list[TriggerResult | None]) -> None:
+def _collect(fut: Future[TriggerResult | None], i: int, results: list[TriggerResult | None],
+             jobs: list[Job], out_dir: Path) -> None:
     if fut.cancelled() or not fut.done():
         return
-    results[i] = fut.result()
+    exc = fut.exception()
+    if exc is None:
+        results[i] = fut.result()
+        return
+    job = jobs[i]      # a harness bug: keep the run going, name it in the results
+    results[i] = TriggerResult(job.suite, job.spec.name, ERROR, f"harness-error: {exc!r}",
+                               0.0, str(out_dir / job.log), None, fault="harness-error")
 
 
 def _boot_for(job: Job, pool: SnapshotPool | None, slot: int) -> Boot:
