@@ -19,17 +19,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
+from guest_env import BUILD, INITRAMFS, needs_guests
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-BUILD = Path(os.environ.get("USERCOPY_LAB_BUILD", "/nonexistent"))
-INITRAMFS = Path(os.environ.get("USERCOPY_LAB_INITRAMFS", "/nonexistent"))
-KERNEL = BUILD / "kernel-default" / "arch/x86/boot/bzImage"
-
-pytestmark = pytest.mark.skipif(
-    not (KERNEL.is_file() and INITRAMFS.is_file()),
-    reason="needs USERCOPY_LAB_BUILD/USERCOPY_LAB_INITRAMFS (run via make test)")
+pytestmark = needs_guests
 
 # Parsed report fields that describe the machine's run, not the report.
 _WHERE = ("file", "line", "end_line")
