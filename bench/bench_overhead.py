@@ -1,8 +1,7 @@
 """In-guest cost of hardened usercopy and of the user-sized kmalloc split.
 
 Boots initramfs-src/usercopy-bench.c (lab.helper=usercopy-bench) in three
-configurations, --reps times each, interleaved so that host load drifts
-over all of them alike:
+configurations, --reps times each, one of each in turn:
 
   off      build/kernel-default, hardened_usercopy=off
   on       build/kernel-default (the same image), hardening on, split on
@@ -12,7 +11,7 @@ over all of them alike:
 and prints per syscall case the cost per call and the ratios on/off
 (hardening's cost) and on/nosplit (the split's cost): the median ratio
 over the repetitions and its spread (min..max), each repetition's ratio
-taken between guests booted next to each other.
+taken between the guests of one turn.
 
 The guests run with QEMU's -icount shift=0: the guest clock advances one
 nanosecond per guest instruction, so "ns" are instructions executed, the
