@@ -9,7 +9,7 @@ from .dwarf_layout import DwarfError
 from .golden import Golden, match_expected
 from .report_model import Report, usercopy_line
 from .slab_audit import audit_console
-from .whitelist_spec import SpecError, load_or_compute, load_spec
+from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
 
 PASS, FAIL, XFAIL, SKIP, ERROR = "PASS", "FAIL", "XFAIL", "SKIP", "ERROR"
 FAILING = (FAIL, ERROR)
@@ -82,19 +82,28 @@ def _compare(golden: Golden, markers: ConsoleMarkers,
             found = match_expected(golden.reports[i], reports[i])
             diffs += [f"report {i + 1} {d}" for d in found]
 
-    diffs += _compare_lkdtm(golden, markers)
+    diffs += _compare_lkdtm(golden, markers, reports[0].line if reports else None)
     diffs += _cross_check(markers, reports)
     return diffs
 
 
-def _compare_lkdtm(golden: Golden, markers: ConsoleMarkers) -> list[str]:
+def _compare_lkdtm(golden: Golden, markers: ConsoleMarkers,
+                   first_report: int | None) -> list[str]:
+    """lkdtm-before lines in order and above the first report (first_report:
+    its console line; None: no report, then the order alone is checked)."""
     diffs = []
     pos = 0
+    before = len(markers.lkdtm) if first_report is None else \
+        sum(1 for n in markers.lkdtm_line if n < first_report)
     for want in golden.lkdtm_before:
-        hit = next((i for i in range(pos, len(markers.lkdtm))
-                    if want in markers.lkdtm[i]), None)
+        hit = next((i for i in range(pos, before) if want in markers.lkdtm[i]), None)
         if hit is None:
-            diffs.append(f"lkdtm-before: expected {want!r} (in order), not seen")
+            late = next((markers.lkdtm_line[i] for i in range(pos, len(markers.lkdtm))
+                         if want in markers.lkdtm[i]), None)
+            where = f"only at line {late}, after the report at line {first_report}" \
+                if late is not None and first_report is not None else "not seen"
+            diffs.append(f"lkdtm-before: expected {want!r} (in order, before the "
+                         f"first report), {where}")
         else:
             pos = hit + 1
     for want in golden.lkdtm_expect:
@@ -158,7 +167,7 @@ def decide_audit(check: Verdict, lines: list[str], spec_path: Path, vmlinux: Pat
     (slab_audit); the table is written into OUT_DIR."""
     try:
         spec = load_spec(spec_path)
-        dwarf = load_or_compute(spec, vmlinux, vmlinux.parent / "whitelist-dwarf.json")
+        dwarf = load_or_compute(spec, vmlinux, vmlinux.parent / DWARF_CACHE)
     except (SpecError, DwarfError) as exc:
         return Verdict(ERROR, f"audit: {exc}", check.diffs)
     diffs = check.diffs + audit_console(lines, spec, dwarf, out_dir)

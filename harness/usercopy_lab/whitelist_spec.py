@@ -40,7 +40,7 @@ import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Union
+from typing import Mapping, TextIO, Union
 
 from .dwarf_layout import DwarfError, Layouts
 
@@ -296,9 +296,15 @@ def compute(spec: AuditSpec, vmlinux: Path) -> DwarfTable:
     return DwarfTable(str(vmlinux), _stamp(spec, vmlinux), values)
 
 
-def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path) -> DwarfTable:
+# The cache of the DWARF values, beside the vmlinux they come from.
+DWARF_CACHE = "whitelist-dwarf.json"
+
+
+def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
+                    progress: TextIO | None = None) -> DwarfTable:
     """The DWARF values, from CACHE if it was computed from this vmlinux and
-    this spec, else computed now (and written to CACHE)."""
+    this spec, else computed now (and written to CACHE; a line on PROGRESS
+    says so first: it takes about half a minute)."""
     if not vmlinux.is_file():
         raise DwarfError(f"{vmlinux} not found (make kernel KERNEL=seeds)")
     stamp = _stamp(spec, vmlinux)
@@ -308,6 +314,9 @@ def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path) -> DwarfTable:
             return DwarfTable(data["vmlinux"], stamp, data["values"])
     except (OSError, ValueError, KeyError):
         pass
+    if progress is not None:
+        print(f"usercopy-lab: reading the whitelist audit's offsetof/sizeof values "
+              f"from {vmlinux} (once per build)", file=progress, flush=True)
     table = compute(spec, vmlinux)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
