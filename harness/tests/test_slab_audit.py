@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.golden import Golden
+from usercopy_lab.run_loop import plan
 from usercopy_lab.slab_audit import (PROGRAM, AuditError, SlabTable, judge,
                                      parse_console)
+from usercopy_lab.suite import SuiteError, load_inputs, load_suites
 from usercopy_lab.trigger_run import evaluate_check_log
 from usercopy_lab.whitelist_spec import DwarfTable, load_spec
 
@@ -283,3 +285,75 @@ def test_real_seeds_console_edited_fails_naming_the_cache(old, new, message):
     assert old in text
     found = problems(real_audit(text.replace(old, new).splitlines()))
     assert message in found, found
+
+
+# -- the audit in suites.toml and the run loop's plan --------------------------
+
+AUDIT_SUITE = """[seeds]
+kernel = "seeds"
+golden = "{golden}"
+triggers = "{triggers}"
+only = ["USERCOPY_KERNEL"]
+checks = {checks}
+slab_audit = "{spec}"
+"""
+
+
+def audit_suites(tmp_path, spec_text, checks='["audit-slab-caches"]'):
+    """A suites.toml with one audit suite; its check programs are the repo's."""
+    (tmp_path / "initramfs-src").mkdir(exist_ok=True)
+    for name in ("audit-slab-caches", "check-xfs-inline"):
+        link = tmp_path / "initramfs-src" / f"{name}.c"
+        if not link.exists():
+            link.symlink_to(REPO / "initramfs-src" / f"{name}.c")
+    spec = tmp_path / "slab-audit.toml"
+    spec.write_text(spec_text)
+    path = tmp_path / "suites.toml"
+    path.write_text(AUDIT_SUITE.format(golden=REPO / "expected-oops/default",
+                                       triggers=REPO / "lkdtm-tests/tests.txt",
+                                       checks=checks, spec=spec))
+    return load_suites(path)
+
+
+def test_a_broken_audit_golden_stops_suites_toml_loading(tmp_path):
+    """Before any boot, with suites.toml's line and the golden's row."""
+    with pytest.raises(SuiteError, match=r"suites.toml:7: suite \[seeds\] slab_audit: "
+                                         r".*slab-audit.toml: \[\[cache\]\] #\d+ \(RAW\): "
+                                         r"listed twice"):
+        audit_suites(tmp_path, SPEC + '\n[[cache]]\nname = "RAW"\nstate = "none"\n')
+
+
+def test_slab_audit_needs_the_audit_check(tmp_path):
+    with pytest.raises(SuiteError, match=r"suites.toml:1: suite \[seeds\] has slab_audit "
+                                         r"but does not list audit-slab-caches in checks"):
+        audit_suites(tmp_path, SPEC, checks='["check-xfs-inline"]')
+
+
+def test_plan_gives_the_audit_its_golden_and_its_dwarf_before_any_boot(tmp_path):
+    pytest.importorskip("elftools")
+    spec = ('[[cache]]\nname = "sock_like"\nsource = "layouts.c"\n'
+            'useroffset = "offsetof(struct sock_like, conn_req.param)"\n'
+            'usersize = "sizeof_field(struct sock_like, conn_req.param)"\n')
+    suites = audit_suites(tmp_path, spec)
+    build = tmp_path / "build"
+    image = build / "kernel-seeds" / "arch/x86/boot/bzImage"
+    image.parent.mkdir(parents=True)
+    image.write_bytes(b"")
+    inputs = load_inputs(suites)
+    # no vmlinux: refused while planning, naming it (the CLI exits 2)
+    with pytest.raises(SuiteError, match=r"suite \[seeds\] slab_audit: .*vmlinux not found"):
+        plan(list(suites.values()), inputs, None, build, tmp_path / "initramfs.cpio", "tcg")
+    elf = Path(__file__).parent / "testdata" / "dwarf" / "layouts.elf"
+    (build / "kernel-seeds" / "vmlinux").write_bytes(elf.read_bytes())
+    jobs = plan(list(suites.values()), inputs, None, build, tmp_path / "initramfs.cpio", "tcg")
+    [audit] = [j for j in jobs if j.spec.helper == PROGRAM]
+    assert audit.golden is not None and audit.golden.path == tmp_path / "slab-audit.toml"
+    cache = json.loads((build / "kernel-seeds" / "whitelist-dwarf.json").read_text())
+    assert cache["values"]["sock_like"] == {
+        "offsetof(struct sock_like, conn_req.param)": 28,
+        "sizeof_field(struct sock_like, conn_req.param)": 258}
+    # --trigger drops the checks, and with them the DWARF work
+    (build / "kernel-seeds" / "vmlinux").unlink()
+    assert [j.spec.trigger for j in plan(list(suites.values()), inputs, ["USERCOPY_KERNEL"],
+                                         build, tmp_path / "initramfs.cpio", "tcg")] \
+        == ["USERCOPY_KERNEL"]
