@@ -19,6 +19,9 @@ BUILD_ABS   := $(abspath $(BUILD))
 TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
 HELPERS_OUT := $(BUILD)/initramfs-helpers
+# Data files of the guest (/data/NAME): the XFS image of the xfs check.
+DATA_OUT    := $(BUILD)/initramfs-data
+XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
 # Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
 # lab.config + kernel-config/variant-NAME.config
@@ -29,7 +32,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help syzkaller-corpus \
+	series series-check mutation-demo whitelist-dwarf clean distclean help syzkaller-corpus \
 	results-check lava lava-run shell soak
 
 all: suite
@@ -48,6 +51,7 @@ help:
 	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
+	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
 	@echo "make lava            one LAVA job per trigger in $(BUILD)/lava/, checked by lava-common"
@@ -85,13 +89,24 @@ $(GEN_CPIO): tree
 	@mkdir -p $(BUILD)
 	@[ $@ -nt $(TREE)/usr/gen_init_cpio.c ] || cc -O2 -o $@ $(TREE)/usr/gen_init_cpio.c
 
-$(HELPERS_OUT)/%: initramfs-src/%.c
+$(HELPERS_OUT)/%: initramfs-src/%.c $(wildcard initramfs-src/*.h)
 	@mkdir -p $(HELPERS_OUT)
 	cc -static -O2 -Wall -Wextra -Werror -o $@ $<
 
-initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS))
+# The XFS image of initramfs-src/check-xfs-inline.c (seed 009).
+$(XFS_IMAGE): scripts/xfs-image.sh | deps
+	@scripts/xfs-image.sh $@
+
+initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS)) \
+		$(XFS_IMAGE)
 	@mkdir -p $(HELPERS_OUT)
-	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(TREE)
+	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(TREE) $(DATA_OUT)
+
+# The seeds suite's whitelist audit computes these itself when they are
+# missing or stale; this target only shows them (and caches them).
+whitelist-dwarf: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
+	$(PYTHON) -m usercopy_lab.whitelist_spec expected-oops/seeds/slab-audit.toml \
+		--vmlinux $(BUILD)/kernel-seeds/vmlinux --cache $(BUILD)/kernel-seeds/whitelist-dwarf.json
 
 suite: kernels initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)
@@ -115,7 +130,8 @@ syzkaller-corpus:
 # Needs no root when these are installed (the full `deps` list is for builds).
 # USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
 # not skips, when this tree exists and its kunit.py does not).
-UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml
+UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml \
+	python3-pyelftools
 unit-test:
 	@scripts/install-deps.sh --only $(UNIT_DEPS)
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q harness/tests

@@ -28,43 +28,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SLAB_SYSFS "/sys/kernel/slab"
-#define PREFIX "usercopy-lab-check: "
+#include "lab-check.h"
+
 #define NR_ALLOCS 128
 /* sizeof(struct msg_msg) on x86_64: list_head, m_type, m_ts, next, security */
 #define MSG_MSG_HDR 48
-
-static int failures;
-
-static __attribute__((format(printf, 2, 3))) void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(PREFIX "%s: ", ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
-
-static long read_long(const char *cache, const char *attr)
-{
-	char path[256], buf[64];
-	FILE *f;
-	long v = -1;
-
-	snprintf(path, sizeof(path), SLAB_SYSFS "/%s/%s", cache, attr);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 10);
-	fclose(f);
-	return v;
-}
 
 /* active_objs of cache in /proc/slabinfo, -1 if absent. */
 static long active_objs(const char *cache)

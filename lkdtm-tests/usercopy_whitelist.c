@@ -25,6 +25,7 @@
  * this test allocated itself.
  */
 #include "lkdtm.h"
+#include "usercopy_whitelist.h"
 #include <linux/dcache.h>
 #include <linux/fs.h>
 #include <linux/fs_struct.h>
@@ -70,7 +71,7 @@ static __always_inline size_t unconst(size_t size)
  * further) is also in @objs, so that a copy running one byte past the end
  * of the returned object only touches memory owned by this test.
  */
-static void *find_owned_pair(void **objs, int count, size_t stride)
+void *find_owned_pair(void **objs, int count, size_t stride)
 {
 	int i, j;
 
@@ -98,8 +99,8 @@ static void *find_owned_pair(void **objs, int count, size_t stride)
  * otherwise at @offset + @size) must be one that nothing else writes to
  * while the test runs: copy_from_user() writes back its current value.
  */
-static void do_usercopy_window(const char *cache, void *obj, size_t offset,
-			       size_t size, bool bad_before, bool to_user)
+void do_usercopy_window(const char *cache, void *obj, size_t offset,
+			size_t size, bool bad_before, bool to_user)
 {
 	size_t bad_offset = bad_before ? offset - 1 : offset;
 	size_t bad_size = size + 1;
@@ -307,9 +308,8 @@ free_names:
  * after the window (an unused multicast routing table id on RAW/RAWv6,
  * user_frag on SCTP) does not change while it runs.
  */
-static void do_usercopy_sock(const char *cache, int family, int type,
-			     int protocol, size_t offset, size_t size,
-			     bool to_user)
+void do_usercopy_sock(const char *cache, int family, int type,
+		      int protocol, size_t offset, size_t size, bool to_user)
 {
 	struct socket *sock;
 	int ret;

@@ -1,17 +1,19 @@
 #!/bin/bash
-# build-initramfs.sh GEN_INIT_CPIO OUT.cpio HELPER_BIN_DIR [TREE]
+# build-initramfs.sh GEN_INIT_CPIO OUT.cpio HELPER_BIN_DIR [TREE [DATA_DIR]]
 #
 # Packs the guest userland: busybox-static (with its applet links), the
 # init script from initramfs-src/ and the static C helpers already built in
 # HELPER_BIN_DIR; with TREE, also the tree's LKDTM selftest runner
-# (scripts/initramfs-selftests.sh).  Uses the kernel's own gen_init_cpio so
-# that device nodes need no root privileges.
+# (scripts/initramfs-selftests.sh); with DATA_DIR, its files as /data/NAME
+# (the XFS image of scripts/xfs-image.sh).  Uses the kernel's own
+# gen_init_cpio so that device nodes need no root privileges.
 set -euo pipefail
 
 gen=$1
 out=$2
 helpers=$3
 tree=${4:-}
+data=${5:-}
 src=$(cd "$(dirname "$0")/../initramfs-src" && pwd)
 busybox=${BUSYBOX:-/bin/busybox}
 
@@ -37,6 +39,12 @@ trap 'rm -f "$list"' EXIT
 	for h in "$helpers"/*; do
 		[ -f "$h" ] && echo "file /bin/$(basename "$h") $(realpath "$h") 0755 0 0"
 	done
+	if [ -n "$data" ]; then
+		echo "dir /data 0755 0 0"
+		for f in "$data"/*; do
+			[ -f "$f" ] && echo "file /data/$(basename "$f") $(realpath "$f") 0644 0 0"
+		done
+	fi
 	[ -z "$tree" ] || "$(dirname "$0")/initramfs-selftests.sh" "$tree" "$src/../lkdtm-tests/tests.txt" "$busybox"
 } > "$list"
 "$gen" "$list" > "$out.tmp"

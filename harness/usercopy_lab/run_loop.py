@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,13 +25,16 @@ from pathlib import Path
 from typing import TextIO
 
 from .console_capture import Cancel
+from .dwarf_layout import DwarfError
 from .golden import Golden
 from .qemu_boot import BootMode, GuestSpec, Machine
 from .snapshot import SnapshotPool
 from .selftests import cmdline as selftests_cmdline
-from .suite import Suite, SuiteInputs
-from .trigger_run import Boot, RunLimits, TriggerResult, run_trigger
+from .slab_audit import PROGRAM as AUDIT_PROGRAM
+from .suite import Suite, SuiteError, SuiteInputs
+from .trigger_run import Boot, RunLimits, TriggerResult, kernel_vmlinux, run_trigger
 from .verdict import ERROR
+from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
 
 
 def default_jobs() -> int:
@@ -76,7 +80,10 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
     """Every guest of suites, in table order, from each suite's checked
     inputs (suite.load_inputs).  triggers (--trigger) replaces each suite's
     trigger list and drops its checks.  A selftests suite boots its triggers
-    with lab.selftests=KIND on the command line (run.sh in the guest)."""
+    with lab.selftests=KIND on the command line (run.sh in the guest).  A
+    check gets its golden file if the suite has one for it (slab_audit),
+    and the whitelist audit's DWARF values are made ready here, before any
+    boot (prepare_audit)."""
     jobs = []
     for suite in suites:
         golden = inputs[suite.name].golden
@@ -92,11 +99,26 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
                              extra_cmdline=cmdline, accel=accel)
             jobs.append(Job(suite.name, spec, golden.get(name), expected,
                             Path(suite.name, f"{name}.log"), bool(suite.selftests)))
+        if suite.slab_audit is not None and AUDIT_PROGRAM in checks:
+            prepare_audit(suite, kernel)
         for name in checks:
             spec = GuestSpec(kernel=kernel, initramfs=initramfs, helper=name,
                              extra_cmdline=cmdline, accel=accel)
-            jobs.append(Job(suite.name, spec, None, "", Path(suite.name, f"{name}.log")))
+            jobs.append(Job(suite.name, spec, golden.get(name), "",
+                            Path(suite.name, f"{name}.log")))
     return jobs
+
+
+def prepare_audit(suite: Suite, kernel: Path) -> None:
+    """The DWARF values of the whitelist audit, before any guest boots:
+    read from the kernel's vmlinux once per build (then cached beside it,
+    whitelist_spec.load_or_compute); SuiteError if they cannot be."""
+    vmlinux = kernel_vmlinux(kernel)
+    try:
+        load_or_compute(load_spec(suite.slab_audit), vmlinux,
+                        vmlinux.parent / DWARF_CACHE, progress=sys.stderr)
+    except (SpecError, DwarfError) as exc:
+        raise SuiteError(f"suite [{suite.name}] slab_audit: {exc}") from None
 
 
 def progress_line(result: TriggerResult) -> str:

@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 from .golden import Golden, load_layered
 from .inputs import CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, read_text
+from .slab_audit import PROGRAM as AUDIT_PROGRAM
+from .whitelist_spec import load_spec
 
 
 class SuiteError(InputError):
@@ -40,6 +42,7 @@ class Suite:
     only: tuple[str, ...] = ()     # run only these triggers of triggers_file
     expected_text: bool = True     # check tests.txt's expected-text column
     selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
+    slab_audit: Path | None = None  # the audit golden file of AUDIT_PROGRAM
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -56,8 +59,12 @@ class Suite:
         return [t for t in listed if t.name in self.only]
 
     def golden(self) -> dict[str, Golden]:
-        """Golden file per trigger; a variant's folder overrides later ones."""
-        return load_layered(self.golden_dirs)
+        """Golden file per trigger; a variant's folder overrides later ones.
+        The whitelist audit's check gets its golden file too (slab_audit)."""
+        found = load_layered(self.golden_dirs)
+        if self.slab_audit is not None:
+            found[AUDIT_PROGRAM] = Golden(self.slab_audit, AUDIT_PROGRAM, "returned")
+        return found
 
 
 # A key's parser gets the TOML value and the folder of suites.toml and
@@ -128,6 +135,14 @@ def _one_of(*allowed: str) -> Parse:
     return parse
 
 
+def _audit_spec(value: Any, root: Path) -> Path:
+    """The whitelist audit's golden file, read and checked now (not after
+    the boot): whitelist_spec.SpecError is a ValueError naming the row."""
+    path = _path(value, root)
+    load_spec(path)
+    return path
+
+
 def _checks(value: Any, root: Path) -> tuple[str, ...]:
     names = _names(CHECK)(value, root)
     for n in names:
@@ -145,6 +160,7 @@ SUITE_KEYS: dict[str, Key] = {
     "only": Key("only", _names(TRIGGER)),
     "expected_text": Key("expected_text", _bool),
     "selftests": Key("selftests", _one_of("tree", "lab")),
+    "slab_audit": Key("slab_audit", _audit_spec),
 }
 
 
@@ -177,6 +193,9 @@ def load_suites(path: Path) -> dict[str, Suite]:
             except ValueError as exc:
                 raise SuiteError(f"{at}: suite [{name}] {k}: {exc}") from None
         suites[name] = Suite(name=name, **fields)
+        if suites[name].slab_audit and AUDIT_PROGRAM not in suites[name].checks:
+            raise SuiteError(f"{where}: suite [{name}] has slab_audit but does not "
+                             f"list {AUDIT_PROGRAM} in checks")
     return suites
 
 

@@ -18,7 +18,8 @@ from .golden import Golden
 from .oops_parser import iter_reports
 from .qemu_boot import BootMode, GuestSpec
 from .report_model import Report
-from .verdict import ERROR, Verdict, decide, decide_check
+from .slab_audit import PROGRAM as AUDIT_PROGRAM
+from .verdict import ERROR, Verdict, decide, decide_check, decide_audit
 
 
 @dataclass
@@ -90,7 +91,8 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
         return TriggerResult(suite, spec.name, ERROR, f"harness error: {exc!r}", 0.0,
                              str(log_path), None, fault="harness-error", fallback=fallback)
     if spec.helper:
-        result = evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds)
+        result = evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds,
+                                    golden, spec.kernel)
     elif selftests:
         from .selftests import evaluate_selftest_log   # selftests imports this module
         result = evaluate_selftest_log(suite, spec.trigger, log_path, golden,
@@ -123,13 +125,25 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
 
 def evaluate_check_log(suite: str, name: str, log_path: Path,
                        capture_error: str | None = None,
-                       seconds: float = 0.0) -> TriggerResult:
-    """Verdict for the console of an in-guest check program."""
+                       seconds: float = 0.0, golden: Golden | None = None,
+                       kernel: Path | None = None) -> TriggerResult:
+    """Verdict for the console of an in-guest check program.  The whitelist
+    audit (slab_audit.PROGRAM) also has its table judged against its golden
+    file and the DWARF of KERNEL's vmlinux."""
     text, markers, reports = _read_console(log_path)
     verdict = decide_check(name, capture_error, markers, reports)
+    if name == AUDIT_PROGRAM and golden is not None and kernel is not None:
+        verdict = decide_audit(verdict, text.splitlines(), golden.path,
+                               kernel_vmlinux(kernel), log_path.parent)
     fault = _fault(verdict, text, markers, reports)
     return TriggerResult(suite, name, verdict.verdict, verdict.summary, seconds,
-                         str(log_path), None, verdict.diffs, None, reports, fault)
+                         str(log_path), str(golden.path) if golden else None,
+                         verdict.diffs, None, reports, fault)
+
+
+def kernel_vmlinux(bzimage: Path) -> Path:
+    """build/kernel-X/vmlinux beside build/kernel-X/arch/x86/boot/bzImage."""
+    return bzimage.parents[3] / "vmlinux"
 
 
 def _fault(verdict: Verdict, text: str, markers: ConsoleMarkers,

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .console_markers import ConsoleMarkers
+from .dwarf_layout import DwarfError
 from .golden import Golden, match_expected
 from .report_model import Report, usercopy_line
+from .slab_audit import audit_console
+from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
 
 PASS, FAIL, XFAIL, SKIP, ERROR = "PASS", "FAIL", "XFAIL", "SKIP", "ERROR"
 FAILING = (FAIL, ERROR)
@@ -153,4 +157,19 @@ def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
     if not passed:
         diffs.append("check: no PASS line printed")
     summary = f"{len(passed)} checks passed, {len(failed)} failed"
+    return Verdict(FAIL if diffs else PASS, summary, diffs)
+
+
+def decide_audit(check: Verdict, lines: list[str], spec_path: Path, vmlinux: Path,
+                 out_dir: Path) -> Verdict:
+    """The whitelist audit: the check's verdict plus one diff per problem
+    the golden file and the kernel's DWARF find in the guest's slab table
+    (slab_audit); the table is written into OUT_DIR."""
+    try:
+        spec = load_spec(spec_path)
+        dwarf = load_or_compute(spec, vmlinux, vmlinux.parent / DWARF_CACHE)
+    except (SpecError, DwarfError) as exc:
+        return Verdict(ERROR, f"audit: {exc}", check.diffs)
+    diffs = check.diffs + audit_console(lines, spec, dwarf, out_dir)
+    summary = f"{check.summary}; audit: {len(diffs) - len(check.diffs)} problem(s)"
     return Verdict(FAIL if diffs else PASS, summary, diffs)
