@@ -12,7 +12,8 @@ from .golden import GoldenError, load_layered
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 from .results_report import print_table, write_json
 from .suite import Suite, SuiteError, load_suites, pick
-from .trigger_run import RunLimits, TriggerResult, evaluate_log, run_trigger
+from .trigger_run import (RunLimits, TriggerResult, evaluate_check_log, evaluate_log,
+                          run_trigger)
 from .verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--boot-timeout", type=float, default=60.0)
     run.add_argument("--trigger-timeout", type=float, default=60.0)
     run.add_argument("--live", action="store_true", help="show the console live")
+    run.add_argument("--golden-overlay", action="append", default=[], metavar="SUITE=DIR",
+                     help="golden folder searched before SUITE's own ones (repeatable; "
+                     "e.g. what a test-only mutant kernel must print)")
     run.set_defaults(func=cmd_run)
 
     match = sub.add_parser("match", help="re-match captured logs against golden files")
@@ -71,6 +75,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     suites = load_suites(args.suites_file)
     names = args.suite or list(suites)
     pick(suites, names)
+    for overlay in args.golden_overlay:
+        suite, eq, folder = overlay.partition("=")
+        if not eq or suite not in names or not folder:
+            raise SuiteError(f"--golden-overlay {overlay!r}: want SUITE=DIR, SUITE one of "
+                             f"the suites run ({', '.join(names)})")
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
         return 2
@@ -111,10 +120,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
                limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
-    golden = suite.golden()
+    overlays = [Path(d) for s, _, d in (o.partition("=") for o in args.golden_overlay)
+                if s == suite.name]
+    golden = load_layered((*overlays, *suite.golden_dirs))
     listed = {t.name: t for t in suite.triggers()}
-    wanted = args.trigger or [t.name for t in listed.values() if not t.skip_reason]
-    checks = [] if args.trigger else list(suite.checks)
+    if args.trigger:   # a name of the suite's checks boots that check program
+        wanted = [n for n in args.trigger if n not in suite.checks]
+        checks = [n for n in args.trigger if n in suite.checks]
+    else:
+        wanted = [t.name for t in listed.values() if not t.skip_reason]
+        checks = list(suite.checks)
     guests = [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
                                initramfs=args.initramfs, trigger=name,
                                extra_cmdline=suite.cmdline, accel=accel))
@@ -136,9 +151,10 @@ def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
 
 def cmd_match(args: argparse.Namespace) -> int:
     expected: dict[str, str] = {}
+    checks: tuple[str, ...] = ()
     if args.suite:
         [suite] = pick(load_suites(args.suites_file), [args.suite])
-        name, golden = suite.name, suite.golden()
+        name, golden, checks = suite.name, suite.golden(), suite.checks
         if suite.expected_text:
             expected = {t.name: t.expected_text for t in suite.triggers()}
     else:
@@ -150,8 +166,11 @@ def cmd_match(args: argparse.Namespace) -> int:
     results = []
     for log in args.logs:
         trigger = log.stem
-        results.append(evaluate_log(name, trigger, log, golden.get(trigger),
-                                    expected.get(trigger, "")))
+        if trigger in checks:
+            results.append(evaluate_check_log(name, trigger, log, golden=golden.get(trigger)))
+        else:
+            results.append(evaluate_log(name, trigger, log, golden.get(trigger),
+                                        expected.get(trigger, "")))
     print_table(results, sys.stdout)
     return 1 if any(r.verdict in FAILING for r in results) else 0
 

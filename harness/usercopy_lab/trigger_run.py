@@ -53,7 +53,8 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
         return TriggerResult(suite, spec.trigger or spec.helper, ERROR,
                              f"harness error: {exc!r}", 0.0, str(log_path), None)
     if spec.helper:
-        return evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds)
+        return evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds,
+                                  golden)
     return evaluate_log(suite, spec.trigger, log_path, golden, expected_text,
                         cap.error, cap.seconds)
 
@@ -77,12 +78,15 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
 
 def evaluate_check_log(suite: str, name: str, log_path: Path,
                        capture_error: str | None = None,
-                       seconds: float = 0.0) -> TriggerResult:
-    """Verdict for the console of an in-guest check program."""
+                       seconds: float = 0.0,
+                       golden: Golden | None = None) -> TriggerResult:
+    """Verdict for the console of an in-guest check program (and its golden
+    file, when the suite has one for it)."""
     _, markers, reports = _read_console(log_path)
-    verdict = decide_check(name, capture_error, markers, reports)
+    verdict = decide_check(name, capture_error, markers, reports, golden)
     return TriggerResult(suite, name, verdict.verdict, verdict.summary, seconds,
-                         str(log_path), None, verdict.diffs, None, reports)
+                         str(log_path), str(golden.path) if golden else None,
+                         verdict.diffs, None, reports)
 
 
 def _read_console(log_path: Path) -> tuple[str, ConsoleMarkers, list[Report]]:
