@@ -71,6 +71,9 @@ $(HELPERS_OUT)/%: initramfs-src/%.c
 	@mkdir -p $(HELPERS_OUT)
 	cc -static -O2 -Wall -Wextra -Werror -o $@ $<
 
+# The RDS probes share initramfs-src/rds-probe.h.
+$(HELPERS_OUT)/rds-tcp-cookie $(HELPERS_OUT)/rds-ib-cookie: initramfs-src/rds-probe.h
+
 initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS))
 	@mkdir -p $(HELPERS_OUT)
 	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT)
