@@ -25,7 +25,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help
+	series series-check mutation-demo mutation-rds clean distclean help
 
 all: suite
 
@@ -41,6 +41,7 @@ help:
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
+	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
 	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
@@ -112,6 +113,18 @@ MUTATION ?= lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch
 MUTATION_TRIGGERS ?= USERCOPY_WHITELIST_MM_STRUCT_TO USERCOPY_WHITELIST_MM_STRUCT_FROM
 mutation-demo: kernel initramfs
 	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
+
+# The RDS regions taken back (rds_tcp_incoming: patches/0011; rds_ib_incoming:
+# seed 011) in one mutant of the seeds kernel: each RDS probe must oops as
+# its mutant golden file says (BUG in the seeds suite, WARNING in
+# seeds-fallback), and the seeds suites' own golden files must FAIL.
+RDS_MUTATIONS = lkdtm-tests/mutations/rds-tcp-incoming-no-region.patch,lkdtm-tests/mutations/rds-ib-incoming-no-region.patch
+mutation-rds: initramfs
+	+$(MAKE) kernel KERNEL=seeds
+	scripts/mutation-run.sh --kernel seeds --suite seeds --suite seeds-fallback \
+		--golden-overlay seeds=expected-oops/mutant-rds-no-region \
+		--golden-overlay seeds-fallback=expected-oops/mutant-rds-no-region-fallback \
+		$(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(RDS_MUTATIONS) rds-tcp-cookie rds-ib-cookie
 
 series-check: deps
 	scripts/series-check.sh
