@@ -7,7 +7,7 @@
 # several, comma-separated, touching different files, for one mutant) to the
 # prepared tree, builds it with the .config of BUILD/kernel-VARIANT (default:
 # default) into BUILD/kernel-mutant, reverts the patch, and runs the NAMEs
-# (LKDTM triggers, or check programs of the suite) of every SUITE (default:
+# (LKDTM triggers, or check programs of the suites) of every SUITE (default:
 # default) against that kernel.
 #
 # BUILD/kernel-mutant starts as a copy of BUILD/kernel-VARIANT (objects and
@@ -110,7 +110,9 @@ trap 'rm -rf "$view"' EXIT
 ln -s "$(realpath "$build/kernel-mutant")" "$view/kernel-$variant"
 args=()
 for s in "${suites[@]}"; do args+=(--suite "$s"); done
-for t in "$@"; do args+=(--trigger "$t"); done
+for t in "$@"; do   # LKDTM triggers are [A-Z0-9_]+, check programs lower case
+	if [[ $t =~ ^[A-Z0-9_]+$ ]]; then args+=(--trigger "$t"); else args+=(--check "$t"); fi
+done
 for o in "${overlays[@]}"; do args+=(--golden-overlay "$o"); done
 set +e
 "$lab" run --accel tcg --build-dir "$view" --initramfs "$initramfs" \

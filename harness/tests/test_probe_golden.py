@@ -10,7 +10,7 @@ import pytest
 from usercopy_lab import cli
 from usercopy_lab.golden import load, load_dir
 from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import TriggerResult, evaluate_check_log
+from usercopy_lab.trigger_run import TriggerResult, check_golden_name, evaluate_check_log
 
 REPO = Path(__file__).resolve().parents[2]
 RDS = Path(__file__).parent / "testdata" / "rds"
@@ -40,25 +40,25 @@ def judge(log: str, golden):
 @pytest.mark.parametrize("log,mutant,verdict", CASES)
 def test_probe_console_against_the_suites_golden_files(log, mutant, verdict):
     path = RDS / log
-    result = judge(log, SUITES[path.parent.name].golden().get(path.stem))
+    result = judge(log, SUITES[path.parent.name].golden().get(check_golden_name(path.stem)))
     assert result.verdict == verdict, result.diffs
 
 
 @pytest.mark.parametrize("log,mutant,verdict", [c for c in CASES if c[1]])
 def test_mutant_console_matches_its_own_golden_file(log, mutant, verdict):
-    result = judge(log, load_dir(MUTANT / mutant)[Path(log).stem])
+    result = judge(log, load_dir(MUTANT / mutant)[check_golden_name(Path(log).stem)])
     assert result.verdict == "PASS", result.diffs
 
 
 def test_mutant_golden_does_not_accept_the_fixed_kernel():
-    golden = load(MUTANT / "mutant-rds-no-region" / "rds-tcp-cookie.txt")
+    golden = load(MUTANT / "mutant-rds-no-region" / "RDS_TCP_COOKIE.txt")
     result = evaluate_check_log("seeds", "rds-tcp-cookie", FIXED_TCP, golden=golden)
     assert result.verdict == "FAIL"
     assert any(d.startswith("outcome: expected killed") for d in result.diffs)
 
 
 def test_bug_golden_does_not_accept_the_fallback_warning():
-    golden = load(MUTANT / "mutant-rds-no-region" / "rds-tcp-cookie.txt")
+    golden = load(MUTANT / "mutant-rds-no-region" / "RDS_TCP_COOKIE.txt")
     result = evaluate_check_log("seeds", "rds-tcp-cookie", MUTANT_TCP_WARN, golden=golden)
     assert result.verdict == "FAIL"
     assert any("kind: expected usercopy_abort, saw usercopy_warn" in d for d in result.diffs)
@@ -70,7 +70,7 @@ def test_a_fail_line_fails_a_returned_golden(tmp_path):
     log = tmp_path / "rds-tcp-cookie.log"
     log.write_text(text.replace("usercopy-lab-check: PASS: RDS_CMSG_RDMA_DEST cookie",
                                 "usercopy-lab-check: FAIL: RDS_CMSG_RDMA_DEST cookie", 1))
-    golden = SUITES["seeds"].golden()["rds-tcp-cookie"]
+    golden = SUITES["seeds"].golden()["RDS_TCP_COOKIE"]
     result = evaluate_check_log("seeds", "rds-tcp-cookie", log, golden=golden)
     assert result.verdict == "FAIL"
     assert result.diffs[0].startswith("check: FAIL: RDS_CMSG_RDMA_DEST cookie")
@@ -92,11 +92,15 @@ def test_run_rejects_a_malformed_golden_overlay(tmp_path, capsys):
                        "--results", str(tmp_path)])
         assert rc == 2
         assert "want SUITE=DIR" in capsys.readouterr().err
+    rc = cli.main(["run", "--suite", "default", "--check", "rds-tcp-cookie",
+                   "--results", str(tmp_path)])
+    assert rc == 2
+    assert "--check rds-tcp-cookie: not a check of suite default" in capsys.readouterr().err
 
 
 def test_run_boots_a_named_check_with_the_overlay_golden(tmp_path, monkeypatch):
-    """`run --trigger NAME` boots NAME as a check program when the suite
-    lists it, and judges it by the overlay folder first (QEMU mocked)."""
+    """`run --check NAME` boots the suite's check program NAME and judges
+    it by the overlay folder first (QEMU mocked)."""
     seen = []
 
     def fake_run_trigger(suite, spec, golden, expected, log, limits, live=False):
@@ -111,11 +115,11 @@ def test_run_boots_a_named_check_with_the_overlay_golden(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "run_trigger", fake_run_trigger)
     monkeypatch.setattr(cli, "qemu_available", lambda: True)
     overlay = MUTANT / "mutant-rds-no-region"
-    rc = cli.main(["run", "--suite", "seeds", "--accel", "tcg", "--trigger", "rds-tcp-cookie",
+    rc = cli.main(["run", "--suite", "seeds", "--accel", "tcg", "--check", "rds-tcp-cookie",
                    "--trigger", "USERCOPY_KERNEL", "--golden-overlay", f"seeds={overlay}",
                    "--build-dir", str(tmp_path / "build"), "--initramfs", str(initramfs),
                    "--results", str(tmp_path / "results")])
     assert rc == 0
     assert seen == [
         ("seeds", "", "USERCOPY_KERNEL", REPO / "expected-oops/default/USERCOPY_KERNEL.txt"),
-        ("seeds", "rds-tcp-cookie", "", overlay / "rds-tcp-cookie.txt")]
+        ("seeds", "rds-tcp-cookie", "", overlay / "RDS_TCP_COOKIE.txt")]

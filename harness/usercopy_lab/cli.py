@@ -1,4 +1,11 @@
-"""usercopy-lab command line: run suites, re-match logs, triage."""
+"""usercopy-lab command line: run suites, re-match logs, triage.
+
+Exit status: 0 every trigger passed (PASS, XFAIL or SKIP), 1 a trigger
+FAILed or was an ERROR, 2 the run could not be done (bad input: an option,
+suites.toml, a trigger list or a golden file; a missing kernel, initramfs
+or QEMU; a results folder that cannot be written), with one line on stderr
+naming the file:line or the missing thing.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,39 +13,76 @@ import datetime
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
-from . import triage
-from .golden import GoldenError, load_layered
+from . import result_formats, selftests, shell, triage
+from .golden import load_layered
+from .inputs import CHECK, TRIGGER, InputError
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 from .results_report import print_table, write_json
-from .suite import Suite, SuiteError, load_suites, pick
-from .trigger_run import (RunLimits, TriggerResult, evaluate_check_log, evaluate_log,
-                          run_trigger)
+from .suite import Suite, SuiteInputs, load_inputs, load_suites, pick
+from .trigger_run import (RunLimits, TriggerResult, check_golden_name, evaluate_check_log,
+                          evaluate_log, run_trigger)
 from .verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line and exit status 2 (not the usage text)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _trigger_name(value: str) -> str:
+    if problem := TRIGGER.problem(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _check_name(value: str) -> str:
+    if problem := CHECK.problem(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="usercopy-lab", description=__doc__)
+    parser = _Parser(prog="usercopy-lab", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="boot one fresh guest per trigger and match")
     run.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     run.add_argument("--suite", action="append",
                      help="suite name (repeatable; default: every suite)")
-    run.add_argument("--trigger", action="append",
-                     help="only this trigger (repeatable; may be unknown to the suite)")
+    run.add_argument("--trigger", action="append", type=_trigger_name,
+                     help="only this trigger (repeatable; may be unknown to the suite; "
+                     "[A-Z0-9_]+)")
+    run.add_argument("--check", action="append", type=_check_name,
+                     help="only this check program (repeatable; must be one of a "
+                     "suite's checks; with --trigger: both)")
     run.add_argument("--build-dir", type=Path, default=REPO / "build")
     run.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
     run.add_argument("--results", type=Path, default=REPO / "results")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    run.add_argument("--boot-timeout", type=float, default=60.0)
-    run.add_argument("--trigger-timeout", type=float, default=60.0)
+    run.add_argument("--boot-timeout", type=_seconds, default=60.0)
+    run.add_argument("--trigger-timeout", type=_seconds, default=60.0)
     run.add_argument("--live", action="store_true", help="show the console live")
     run.add_argument("--golden-overlay", action="append", default=[], metavar="SUITE=DIR",
                      help="golden folder searched before SUITE's own ones (repeatable; "
                      "e.g. what a test-only mutant kernel must print)")
+    _format_options(run)
     run.set_defaults(func=cmd_run)
 
     match = sub.add_parser("match", help="re-match captured logs against golden files")
@@ -49,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="golden folder (repeatable; searched in order)")
     match.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     match.add_argument("logs", type=Path, nargs="+", help="TRIGGER.log files")
+    _format_options(match)
     match.set_defaults(func=cmd_match)
 
     sk = sub.add_parser("suite-kernel", help="print the kernel variant a suite boots")
@@ -57,12 +102,22 @@ def main(argv: list[str] | None = None) -> int:
     sk.set_defaults(func=cmd_suite_kernel)
 
     triage.add_parser(sub)
+    shell.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (SuiteError, GoldenError) as exc:
+    except InputError as exc:
         print(f"usercopy-lab: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file that cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"usercopy-lab: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _format_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ktap", type=Path, help="also write the results as KTAP to FILE")
+    p.add_argument("--junit", type=Path, help="also write the results as JUnit XML to FILE")
 
 
 def cmd_suite_kernel(args: argparse.Namespace) -> int:
@@ -78,8 +133,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     for overlay in args.golden_overlay:
         suite, eq, folder = overlay.partition("=")
         if not eq or suite not in names or not folder:
-            raise SuiteError(f"--golden-overlay {overlay!r}: want SUITE=DIR, SUITE one of "
+            raise InputError(f"--golden-overlay {overlay!r}: want SUITE=DIR, SUITE one of "
                              f"the suites run ({', '.join(names)})")
+        load_layered([Path(folder)])   # a bad golden file stops the run before any boot
+    for check in args.check or ():
+        if not any(check in suites[n].checks for n in names):
+            raise InputError(f"--check {check}: not a check of suite {', '.join(names)}")
+    inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
         return 2
@@ -93,13 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
 
-    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-    out_dir = args.results / run_id
-    out_dir.mkdir(parents=True, exist_ok=True)
-    latest = args.results / "latest"
-    if latest.is_symlink() or not latest.exists():
-        latest.unlink(missing_ok=True)
-        latest.symlink_to(run_id)
+    run_id, out_dir = _make_run_dir(args.results)
 
     first = suites[names[0]]
     accel = choose_accel(args.accel, first.kernel_image(args.build_dir), args.initramfs)
@@ -110,23 +164,47 @@ def cmd_run(args: argparse.Namespace) -> int:
     meta = {"run_id": run_id, "accel": accel.accel, "accel_reason": accel.reason,
             "suites": names}
     for n in names:
-        results += _run_suite(suites[n], args, accel.accel, limits, out_dir)
+        results += _run_suite(suites[n], inputs[n], args, accel.accel, limits, out_dir)
         write_json(results, out_dir / "results.json", meta)
+        result_formats.write_run_files(results, meta, out_dir, suites, args.ktap, args.junit)
     print()
     print_table(results, sys.stdout)
     print(f"results: {out_dir / 'results.json'}")
     return 1 if any(r.verdict in FAILING for r in results) else 0
 
 
-def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
+def _make_run_dir(results: Path) -> tuple[str, Path]:
+    """results/<run-id>/, written to once, and results/latest pointing at it;
+    InputError (exit 2) if the results folder cannot be written."""
+    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    out_dir = results / run_id
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".writable"
+        probe.write_text("")
+        probe.unlink()
+        latest = results / "latest"
+        if latest.is_symlink() or not latest.exists():
+            latest.unlink(missing_ok=True)
+            latest.symlink_to(run_id)
+    except OSError as exc:
+        raise InputError(f"{results}: cannot write results there: "
+                         f"{exc.strerror or exc}") from None
+    return run_id, out_dir
+
+
+def _run_suite(suite: Suite, inputs: SuiteInputs, args: argparse.Namespace, accel: str,
                limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
+    if suite.selftests:
+        return selftests.run_suite(suite, args.build_dir, args.initramfs, accel, limits,
+                                   out_dir, args.trigger, args.live)
     overlays = [Path(d) for s, _, d in (o.partition("=") for o in args.golden_overlay)
                 if s == suite.name]
-    golden = load_layered((*overlays, *suite.golden_dirs))
-    listed = {t.name: t for t in suite.triggers()}
-    if args.trigger:   # a name of the suite's checks boots that check program
-        wanted = [n for n in args.trigger if n not in suite.checks]
-        checks = [n for n in args.trigger if n in suite.checks]
+    golden = {**inputs.golden, **load_layered(overlays)} if overlays else inputs.golden
+    listed = {t.name: t for t in inputs.triggers}
+    if args.trigger or args.check:
+        wanted = args.trigger or []
+        checks = [n for n in args.check or () if n in suite.checks]
     else:
         wanted = [t.name for t in listed.values() if not t.skip_reason]
         checks = list(suite.checks)
@@ -142,8 +220,9 @@ def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
     for name, spec in guests:
         expected = listed[name].expected_text if name in listed and suite.expected_text else ""
         log = out_dir / suite.name / f"{name}.log"
-        r = run_trigger(suite.name, spec, golden.get(name), expected, log, limits,
-                        live=args.live)
+        r = run_trigger(suite.name, spec,
+                        golden.get(check_golden_name(name) if spec.helper else name),
+                        expected, log, limits, live=args.live)
         print(f"{suite.name}/{name}: {r.verdict} ({r.seconds:.1f}s) {r.summary}", flush=True)
         results.append(r)
     return results
@@ -161,17 +240,20 @@ def cmd_match(args: argparse.Namespace) -> int:
         name, golden = args.golden[0].name, load_layered(args.golden)
     missing = [str(log) for log in args.logs if not log.is_file()]
     if missing:
-        print(f"usercopy-lab: no such file: {', '.join(missing)}", file=sys.stderr)
+        print(f"usercopy-lab: not a file: {', '.join(missing)}", file=sys.stderr)
         return 2
     results = []
     for log in args.logs:
         trigger = log.stem
         if trigger in checks:
-            results.append(evaluate_check_log(name, trigger, log, golden=golden.get(trigger)))
+            results.append(evaluate_check_log(name, trigger, log,
+                                              golden=golden.get(check_golden_name(trigger))))
         else:
             results.append(evaluate_log(name, trigger, log, golden.get(trigger),
                                         expected.get(trigger, "")))
     print_table(results, sys.stdout)
+    result_formats.write_formats(results, {"command": "match", "suite": name},
+                                 ktap=args.ktap, junit=args.junit)
     return 1 if any(r.verdict in FAILING for r in results) else 0
 
 if __name__ == "__main__":

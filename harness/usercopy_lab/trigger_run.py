@@ -76,6 +76,13 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
                          verdict.diffs, seen, reports)
 
 
+def check_golden_name(check: str) -> str:
+    """The golden file name (without .txt) of a check program: its name in
+    trigger form, rds-tcp-cookie -> RDS_TCP_COOKIE (golden files are named
+    TRIGGER.txt)."""
+    return check.upper().replace("-", "_")
+
+
 def evaluate_check_log(suite: str, name: str, log_path: Path,
                        capture_error: str | None = None,
                        seconds: float = 0.0,
@@ -90,6 +97,8 @@ def evaluate_check_log(suite: str, name: str, log_path: Path,
 
 
 def _read_console(log_path: Path) -> tuple[str, ConsoleMarkers, list[Report]]:
-    text = log_path.read_bytes().decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    return text, read_markers(lines), list(iter_reports(lines, str(log_path)))
+    from .log_reader import split_lines
+    data = log_path.read_bytes()
+    lines = split_lines(data)  # line N is line N of the file ("\r\r\n" is one end)
+    return data.decode("utf-8", errors="replace"), read_markers(lines), \
+        list(iter_reports(lines, str(log_path)))
