@@ -30,15 +30,15 @@ export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-check mutation-demo mutation-rds clean distclean help syzkaller-corpus \
-	results-check lava lava-run shell
+	results-check lava lava-run shell soak
 
 all: suite
 
-# One recipe at a time, also under `make -j`: the suites boot their guests
-# one after another by design (each guest is timed; TCG guests sharing 2
-# cores would slow each other into their timeouts), and a kernel build
-# already runs on $(JOBS) cores inside kbuild, whose sub-make is not
-# affected by this.  More parallel kernel builds: JOBS=N.
+# One recipe at a time, also under `make -j`: the harness runs its own
+# guests N at a time (run -j, default = cores), so two suites' recipes at
+# once would oversubscribe the cores and push guests into their timeouts;
+# a kernel build already runs on $(JOBS) cores inside kbuild, whose
+# sub-make is not affected by this.  More parallel kernel builds: JOBS=N.
 .NOTPARALLEL:
 
 help:
@@ -59,7 +59,8 @@ help:
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
 	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
 	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
-	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
+	@echo "make bench           speed (snapshot vs full, -j), in-guest hardening cost, triage MB/s"
+	@echo "make soak N=20       run the suites N times, count verdicts per trigger, fail on a flake"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
 
@@ -74,8 +75,8 @@ tree: deps
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
 		$(wildcard kernel-config/variant-$*.config)
-	+$(MAKE) -s -C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" \
-		-j$(JOBS) bzImage
+	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage
 	@echo "kernel: $@"
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
@@ -103,7 +104,7 @@ boot: initramfs
 	@[ -n "$(TRIGGER)" ] || { echo "usage: make boot TRIGGER=NAME [SUITE=$(SUITE)]"; exit 2; }
 	+kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel"
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite "$(SUITE)" --trigger "$(TRIGGER)" --live
+		--suite "$(SUITE)" --trigger "$(TRIGGER)" --live --boot full
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
@@ -159,9 +160,18 @@ lava-run: kernels initramfs
 	@scripts/install-deps.sh lava-common lava-dispatcher
 	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE)
 
-bench: kernel initramfs
-	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)
-	$(PYTHON) bench/bench_triage.py
+# Numbers and ratios from one run, also written to $(RESULTS)/bench-<time>/;
+# REBUILD=1 also times a warm kernel rebuild after a change to one patch.
+bench: kernels initramfs
+	$(PYTHON) bench/bench.py --build-dir $(BUILD) --initramfs $(INITRAMFS) \
+		--results $(RESULTS) -j $(JOBS) $(if $(REBUILD),--rebuild)
+
+# Every suite N times; per trigger its verdict counts; a verdict that differs
+# between runs is a flake and fails.
+N ?= 20
+soak: kernels initramfs
+	$(PYTHON) -m usercopy_lab.soak --runs $(N) --results $(RESULTS)/soak \
+		--build-dir $(BUILD) --initramfs $(INITRAMFS) -j $(JOBS)
 
 # Test-only kernel mutation (never part of the series) that the golden files
 # must catch; see lkdtm-tests/mutations/README.md.

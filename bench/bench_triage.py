@@ -88,13 +88,13 @@ def hostile(path: Path) -> tuple[int, int]:
     return len(data), len(lines)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--mb", type=int, default=500, help="log size in MB (default 500)")
     ap.add_argument("--every-mb", type=int, default=4, help="one report per N MB")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/usercopy-lab-bench"))
     ap.add_argument("--keep", action="store_true", help="keep the log afterwards")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     path = args.dir / "synthetic.log"
     t0 = time.perf_counter()
     expected = build(path, args.mb, args.every_mb)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab import cli
+from usercopy_lab import cli, run_loop
 from usercopy_lab.golden import load, load_dir
 from usercopy_lab.suite import load_suites
 from usercopy_lab.trigger_run import TriggerResult, check_golden_name, evaluate_check_log
@@ -103,7 +103,7 @@ def test_run_boots_a_named_check_with_the_overlay_golden(tmp_path, monkeypatch):
     it by the overlay folder first (QEMU mocked)."""
     seen = []
 
-    def fake_run_trigger(suite, spec, golden, expected, log, limits, live=False):
+    def fake_run_trigger(suite, spec, golden, expected, log, limits, **_):
         seen.append((suite, spec.helper, spec.trigger, golden.path if golden else None))
         return TriggerResult(suite, spec.helper or spec.trigger, "PASS", "", 0.0, str(log), None)
 
@@ -112,10 +112,11 @@ def test_run_boots_a_named_check_with_the_overlay_golden(tmp_path, monkeypatch):
     kernel.write_bytes(b"")
     initramfs = tmp_path / "initramfs.cpio"
     initramfs.write_bytes(b"")
-    monkeypatch.setattr(cli, "run_trigger", fake_run_trigger)
+    monkeypatch.setattr(run_loop, "run_trigger", fake_run_trigger)
     monkeypatch.setattr(cli, "qemu_available", lambda: True)
     overlay = MUTANT / "mutant-rds-no-region"
-    rc = cli.main(["run", "--suite", "seeds", "--accel", "tcg", "--check", "rds-tcp-cookie",
+    rc = cli.main(["run", "--suite", "seeds", "--accel", "tcg", "--boot", "full", "-j", "1",
+                   "--check", "rds-tcp-cookie",
                    "--trigger", "USERCOPY_KERNEL", "--golden-overlay", f"seeds={overlay}",
                    "--build-dir", str(tmp_path / "build"), "--initramfs", str(initramfs),
                    "--results", str(tmp_path / "results")])

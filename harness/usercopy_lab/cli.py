@@ -9,20 +9,21 @@ naming the file:line or the missing thing.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from . import result_formats, selftests, shell, triage
+from . import result_formats, shell, triage
+from .console_capture import pexpect_available
 from .golden import load_layered
 from .inputs import CHECK, TRIGGER, InputError
-from .qemu_boot import GuestSpec, choose_accel, qemu_available
+from .qemu_boot import BootMode, choose_accel, qemu_available
 from .results_report import print_table, write_json
+from .run_dir import open_run_dir
+from .run_loop import Job, RunOptions, default_jobs, execute, plan
 from .suite import Suite, SuiteInputs, load_inputs, load_suites, pick
 from .trigger_run import (RunLimits, TriggerResult, check_golden_name, evaluate_check_log,
-                          evaluate_log, run_trigger)
+                          evaluate_log)
 from .verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,7 +79,20 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
     run.add_argument("--boot-timeout", type=_seconds, default=60.0)
     run.add_argument("--trigger-timeout", type=_seconds, default=60.0)
-    run.add_argument("--live", action="store_true", help="show the console live")
+    run.add_argument("--restore-timeout", type=_seconds, default=20.0,
+                     help="seconds for a restored guest to start its trigger, "
+                     "else that trigger boots in full")
+    run.add_argument("--boot", choices=[m.value for m in BootMode],
+                     default=BootMode.SNAPSHOT.value,
+                     help="snapshot: boot once per kernel and command line, restore "
+                     "that state per trigger (default; falls back to full per trigger); "
+                     "full: boot every trigger from scratch")
+    run.add_argument("-j", "--jobs", type=int, default=default_jobs(),
+                     help="guests at once (default: the number of cores, %(default)s)")
+    run.add_argument("--keep-snapshots", action="store_true",
+                     help="keep the snapshot images under RESULTS/RUN/snapshots/")
+    run.add_argument("--live", action="store_true",
+                     help="show the console live (one guest at a time)")
     run.add_argument("--golden-overlay", action="append", default=[], metavar="SUITE=DIR",
                      help="golden folder searched before SUITE's own ones (repeatable; "
                      "e.g. what a test-only mutant kernel must print)")
@@ -113,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"usercopy-lab: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:    # before any guest ran (the run loop has its own)
+        print("usercopy-lab: interrupted", file=sys.stderr)
+        return 130
 
 
 def _format_options(p: argparse.ArgumentParser) -> None:
@@ -130,18 +147,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     suites = load_suites(args.suites_file)
     names = args.suite or list(suites)
     pick(suites, names)
+    inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
     for overlay in args.golden_overlay:
         suite, eq, folder = overlay.partition("=")
         if not eq or suite not in names or not folder:
             raise InputError(f"--golden-overlay {overlay!r}: want SUITE=DIR, SUITE one of "
                              f"the suites run ({', '.join(names)})")
-        load_layered([Path(folder)])   # a bad golden file stops the run before any boot
+        inputs[suite] = SuiteInputs({**inputs[suite].golden, **load_layered([Path(folder)])},
+                                    inputs[suite].triggers)
     for check in args.check or ():
         if not any(check in suites[n].checks for n in names):
             raise InputError(f"--check {check}: not a check of suite {', '.join(names)}")
-    inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
+        return 2
+    if not pexpect_available():
+        print("usercopy-lab: python3-pexpect is needed to boot guests (make deps)",
+              file=sys.stderr)
         return 2
     if not args.initramfs.is_file():
         print(f"usercopy-lab: {args.initramfs} missing (make initramfs)", file=sys.stderr)
@@ -153,79 +175,57 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
 
-    run_id, out_dir = _make_run_dir(args.results)
-
-    first = suites[names[0]]
-    accel = choose_accel(args.accel, first.kernel_image(args.build_dir), args.initramfs)
-    print(f"usercopy-lab: run {run_id}, accel {accel.accel} ({accel.reason}), "
-          f"logs in {out_dir}", flush=True)
-    limits = RunLimits(args.boot_timeout, args.trigger_timeout)
-    results: list[TriggerResult] = []
-    meta = {"run_id": run_id, "accel": accel.accel, "accel_reason": accel.reason,
-            "suites": names}
-    for n in names:
-        results += _run_suite(suites[n], inputs[n], args, accel.accel, limits, out_dir)
-        write_json(results, out_dir / "results.json", meta)
-        result_formats.write_run_files(results, meta, out_dir, suites, args.ktap, args.junit)
-    print()
-    print_table(results, sys.stdout)
-    print(f"results: {out_dir / 'results.json'}")
-    return 1 if any(r.verdict in FAILING for r in results) else 0
-
-
-def _make_run_dir(results: Path) -> tuple[str, Path]:
-    """results/<run-id>/, written to once, and results/latest pointing at it;
-    InputError (exit 2) if the results folder cannot be written."""
-    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-    out_dir = results / run_id
+    if args.jobs < 1:
+        print("usercopy-lab: -j needs at least 1", file=sys.stderr)
+        return 2
+    chosen = [suites[n] for n in names]
+    accel = choose_accel(args.accel, chosen[0].kernel_image(args.build_dir), args.initramfs)
+    jobs = plan(chosen, inputs, args.trigger, args.build_dir, args.initramfs, accel.accel,
+                args.check)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = out_dir / ".writable"
-        probe.write_text("")
-        probe.unlink()
-        latest = results / "latest"
-        if latest.is_symlink() or not latest.exists():
-            latest.unlink(missing_ok=True)
-            latest.symlink_to(run_id)
+        run_dir = open_run_dir(args.results)
     except OSError as exc:
-        raise InputError(f"{results}: cannot write results there: "
-                         f"{exc.strerror or exc}") from None
-    return run_id, out_dir
+        print(f"usercopy-lab: {args.results}: cannot write results there: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    with run_dir:
+        for other in run_dir.others:
+            print(f"usercopy-lab: run {other} is also writing to {args.results} now; "
+                  f"this run writes only to {run_dir.path}, and "
+                  f"{args.results / 'latest'} names the run started last", flush=True)
+        meta = {"run_id": run_dir.run_id, "accel": accel.accel,
+                "accel_reason": accel.reason, "suites": names}
+        return _run(args, jobs, run_dir.path, meta, suites)
 
 
-def _run_suite(suite: Suite, inputs: SuiteInputs, args: argparse.Namespace, accel: str,
-               limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
-    if suite.selftests:
-        return selftests.run_suite(suite, args.build_dir, args.initramfs, accel, limits,
-                                   out_dir, args.trigger, args.live)
-    overlays = [Path(d) for s, _, d in (o.partition("=") for o in args.golden_overlay)
-                if s == suite.name]
-    golden = {**inputs.golden, **load_layered(overlays)} if overlays else inputs.golden
-    listed = {t.name: t for t in inputs.triggers}
-    if args.trigger or args.check:
-        wanted = args.trigger or []
-        checks = [n for n in args.check or () if n in suite.checks]
-    else:
-        wanted = [t.name for t in listed.values() if not t.skip_reason]
-        checks = list(suite.checks)
-    guests = [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
-                               initramfs=args.initramfs, trigger=name,
-                               extra_cmdline=suite.cmdline, accel=accel))
-              for name in wanted]
-    guests += [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
-                                initramfs=args.initramfs, helper=name,
-                                extra_cmdline=suite.cmdline, accel=accel))
-               for name in checks]
-    results = []
-    for name, spec in guests:
-        expected = listed[name].expected_text if name in listed and suite.expected_text else ""
-        log = out_dir / suite.name / f"{name}.log"
-        r = run_trigger(suite.name, spec,
-                        golden.get(check_golden_name(name) if spec.helper else name),
-                        expected, log, limits, live=args.live)
-        print(f"{suite.name}/{name}: {r.verdict} ({r.seconds:.1f}s) {r.summary}", flush=True)
-        results.append(r)
-    return results
+def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
+         meta: dict[str, object], suites: dict[str, Suite]) -> int:
+    options = RunOptions(BootMode(args.boot), args.jobs,
+                         RunLimits(args.boot_timeout, args.trigger_timeout,
+                                   args.restore_timeout),
+                         args.live, args.keep_snapshots)
+    meta.update(boot=options.boot.value, jobs=options.jobs)
+    print(f"usercopy-lab: run {meta['run_id']}, accel {meta['accel']} "
+          f"({meta['accel_reason']}), boot {options.boot.value}, {options.jobs} at once, "
+          f"logs in {out_dir}", flush=True)
+    json_path = out_dir / "results.json"
+
+    def save(results: list[TriggerResult], **more: object) -> None:
+        write_json(results, json_path, {**meta, **more})
+
+    outcome = execute(jobs, options, out_dir, sys.stdout, on_result=save)
+    save(outcome.results, interrupted=outcome.interrupted, not_run=outcome.not_run,
+         wall_seconds=round(outcome.wall_seconds, 2))
+    result_formats.write_run_files(outcome.results, meta, out_dir, suites,
+                                   args.ktap, args.junit)
+    print()
+    print_table(outcome.results, sys.stdout)
+    print(f"guest wall time {outcome.wall_seconds:.1f}s; results: {json_path}")
+    if outcome.interrupted:
+        print(f"usercopy-lab: interrupted; {len(outcome.not_run)} guest(s) not run, "
+              f"partial results in {json_path}", file=sys.stderr)
+        return 130
+    return 1 if any(r.verdict in FAILING for r in outcome.results) else 0
 
 
 def cmd_match(args: argparse.Namespace) -> int:

@@ -28,12 +28,10 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .console_capture import capture_guest
 from .console_markers import read_markers
 from .golden import Golden
-from .qemu_boot import GuestSpec
 from .suite import Suite
-from .trigger_run import RunLimits, TriggerResult
+from .trigger_run import TriggerResult
 from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL
 
 KINDS = ("tree", "lab")          # which tests.txt run.sh reads in the guest
@@ -126,31 +124,6 @@ def evaluate_selftest_log(suite: str, trigger: str, log_path: Path, golden: Gold
     if markers.status == 1:
         return result(FAIL, said, [f"run.sh: {said}"])
     return result(ERROR, f"run.sh exited {markers.status}; {said}")
-
-
-def run_suite(suite: Suite, build_dir: Path, initramfs: Path, accel: str,
-              limits: RunLimits, out_dir: Path, only: list[str] | None = None,
-              live: bool = False) -> list[TriggerResult]:
-    """Boot one guest per trigger of suite with run.sh; print one line each."""
-    golden = suite.golden()
-    names = only or [t.name for t in suite.triggers() if not t.skip_reason]
-    extra = " ".join(x for x in (cmdline(suite.selftests), suite.cmdline) if x)
-    results = []
-    for name in names:
-        spec = GuestSpec(kernel=suite.kernel_image(build_dir), initramfs=initramfs,
-                         trigger=name, extra_cmdline=extra, accel=accel)
-        log = out_dir / suite.name / f"{name}.log"
-        try:
-            cap = capture_guest(spec, log, limits.boot_timeout, limits.trigger_timeout,
-                                live=live)
-            r = evaluate_selftest_log(suite.name, name, log, golden.get(name),
-                                      cap.error, cap.seconds)
-        except Exception as exc:  # the log must still be reported, never lost
-            r = TriggerResult(suite.name, name, ERROR, f"harness error: {exc!r}", 0.0,
-                              str(log), None)
-        print(f"{suite.name}/{name}: {r.verdict} ({r.seconds:.1f}s) {r.summary}", flush=True)
-        results.append(r)
-    return results
 
 
 # ------------------------------------------------------------ comparison
