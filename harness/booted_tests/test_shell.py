@@ -8,28 +8,22 @@ Run by `make test` with USERCOPY_LAB_BUILD and USERCOPY_LAB_INITRAMFS set.
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pexpect
-import pytest
 
 HARNESS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HARNESS))
 
+from guest_env import BUILD, INITRAMFS, needs_guests  # noqa: E402
 from usercopy_lab.oops_parser import parse_file  # noqa: E402
 from usercopy_lab.shell import PROMPT  # noqa: E402
 
 REPO = HARNESS.parent
-BUILD = Path(os.environ.get("USERCOPY_LAB_BUILD", "/nonexistent"))
-INITRAMFS = Path(os.environ.get("USERCOPY_LAB_INITRAMFS", "/nonexistent"))
-KERNEL = BUILD / "kernel-default" / "arch/x86/boot/bzImage"
 PROMPT_RE = PROMPT + r"/\S*# "
 
-pytestmark = pytest.mark.skipif(
-    not (KERNEL.is_file() and INITRAMFS.is_file()),
-    reason="needs USERCOPY_LAB_BUILD/USERCOPY_LAB_INITRAMFS (run via make test)")
+pytestmark = needs_guests
 
 
 def _sync(child: pexpect.spawn, tries: int = 6) -> None:

@@ -71,7 +71,7 @@ def test_ktap_says_verdict_diffs_log_and_signature(run_dir):
     assert "  ok 1 USERCOPY_SLAB_SIZE_TO" in lines
     assert "  # diff: golden: no golden file for BUG" in lines
     assert any(x.startswith("  not ok ") and x.endswith(" BUG") for x in lines)
-    assert any(x.endswith(" PANIC # ERROR no end marker; saw: kernel panic: dumptest")
+    assert any(x.endswith(" PANIC # ERROR kernel-panic: no end marker; saw: kernel panic: dumptest")
                for x in lines)
     assert any(x.endswith(" NO_SUCH_TRIGGER # SKIP NO_SUCH_TRIGGER is not listed by "
                           "provoke-crash/DIRECT") for x in lines)

@@ -95,6 +95,10 @@ triggers = "{REPO / 'lkdtm-tests/tests.txt'}"
 only = {json.dumps(MINI)}
 checks = ["check-usersized-caches"]
 """)
+    # suites.toml checks that a check program's source is beside it
+    (lab / "initramfs-src").mkdir(exist_ok=True)
+    (lab / "initramfs-src/check-usersized-caches.c").symlink_to(
+        REPO / "initramfs-src/check-usersized-caches.c")
     use_series(lab, *MINI, "check-usersized-caches")
     return ["--suites-file", str(path)]
 
