@@ -3,14 +3,16 @@ the real consoles of the RDS probes (testdata/rds/, see its README.md):
 the fixed seeds kernel, and the test-only mutants without the regions."""
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
 from usercopy_lab import cli, run_loop
 from usercopy_lab.golden import load, load_dir
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import TriggerResult, check_golden_name, evaluate_check_log
+from usercopy_lab.suite import load_inputs, load_suites
+from usercopy_lab.trigger_run import check_golden_name, evaluate_check_log
 
 REPO = Path(__file__).resolve().parents[2]
 RDS = Path(__file__).parent / "testdata" / "rds"
@@ -98,29 +100,63 @@ def test_run_rejects_a_malformed_golden_overlay(tmp_path, capsys):
     assert "--check rds-tcp-cookie: not a check of suite default" in capsys.readouterr().err
 
 
-def test_run_boots_a_named_check_with_the_overlay_golden(tmp_path, monkeypatch):
-    """`run --check NAME` boots the suite's check program NAME and judges
-    it by the overlay folder first (QEMU mocked)."""
-    seen = []
+FAKE_QEMU = Path(__file__).parent / "fake_qemu"
 
-    def fake_run_trigger(suite, spec, golden, expected, log, limits, **_):
-        seen.append((suite, spec.helper, spec.trigger, golden.path if golden else None))
-        return TriggerResult(suite, spec.helper or spec.trigger, "PASS", "", 0.0, str(log), None)
 
+def run_fake(tmp_path, monkeypatch, consoles: str, suite: str, *extra: str):
+    """`usercopy-lab run` of both RDS probes of suite, the fake QEMU
+    (fake_qemu/) replaying testdata/rds/CONSOLES/SUITE/NAME.log; returns
+    the exit status and results.json's triggers."""
     kernel = tmp_path / "build/kernel-seeds/arch/x86/boot/bzImage"
     kernel.parent.mkdir(parents=True)
-    kernel.write_bytes(b"")
-    initramfs = tmp_path / "initramfs.cpio"
-    initramfs.write_bytes(b"")
-    monkeypatch.setattr(run_loop, "run_trigger", fake_run_trigger)
-    monkeypatch.setattr(cli, "qemu_available", lambda: True)
-    overlay = MUTANT / "mutant-rds-no-region"
-    rc = cli.main(["run", "--suite", "seeds", "--accel", "tcg", "--boot", "full", "-j", "1",
-                   "--check", "rds-tcp-cookie",
-                   "--trigger", "USERCOPY_KERNEL", "--golden-overlay", f"seeds={overlay}",
-                   "--build-dir", str(tmp_path / "build"), "--initramfs", str(initramfs),
+    kernel.write_text("fake kernel\n")
+    (tmp_path / "initramfs.cpio").write_text("fake initramfs\n")
+    monkeypatch.setenv("PATH", f"{FAKE_QEMU}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_QEMU_CONSOLES", str(RDS / consoles / suite))
+    rc = cli.main(["run", "--suite", suite, "--accel", "tcg",
+                   "--check", "rds-tcp-cookie", "--check", "rds-ib-cookie", *extra,
+                   "--build-dir", str(tmp_path / "build"),
+                   "--initramfs", str(tmp_path / "initramfs.cpio"),
                    "--results", str(tmp_path / "results")])
+    data = json.loads((tmp_path / "results/latest/results.json").read_text())
+    return rc, data["triggers"]
+
+
+@pytest.mark.parametrize("boot", ["snapshot", "full"])
+@pytest.mark.parametrize("suite", ["seeds", "seeds-fallback"])
+def test_run_check_judges_by_the_overlay_first_in_both_boot_modes(tmp_path, monkeypatch,
+                                                                  boot, suite):
+    """run --check NAME boots only the suite's check programs named, through
+    run_loop.plan()/execute(); --golden-overlay SUITE=DIR is searched before
+    the suite's golden folders.  The mutant consoles PASS against the mutant
+    golden files, and FAIL against the suite's own."""
+    mutant = "mutant-rds-no-region" + ("-fallback" if suite == "seeds-fallback" else "")
+    overlay = MUTANT / mutant
+    rc, results = run_fake(tmp_path / "a", monkeypatch, "mutant-rds-no-region", suite,
+                           "--boot", boot, "--golden-overlay", f"{suite}={overlay}")
+    assert [(r["name"], r["verdict"], r["boot"], r["golden"]) for r in results] == [
+        ("rds-tcp-cookie", "PASS", boot, str(overlay / "RDS_TCP_COOKIE.txt")),
+        ("rds-ib-cookie", "PASS", boot, str(overlay / "RDS_IB_COOKIE.txt"))], results
     assert rc == 0
-    assert seen == [
-        ("seeds", "", "USERCOPY_KERNEL", REPO / "expected-oops/default/USERCOPY_KERNEL.txt"),
-        ("seeds", "rds-tcp-cookie", "", overlay / "RDS_TCP_COOKIE.txt")]
+    rc, results = run_fake(tmp_path / "b", monkeypatch, "mutant-rds-no-region", suite,
+                           "--boot", boot)
+    assert [(r["name"], r["verdict"]) for r in results] == [
+        ("rds-tcp-cookie", "FAIL"), ("rds-ib-cookie", "FAIL")]
+    assert rc == 1
+    rc, results = run_fake(tmp_path / "c", monkeypatch, "fixed", suite, "--boot", boot)
+    assert [(r["name"], r["verdict"], r["golden"]) for r in results] == [
+        ("rds-tcp-cookie", "PASS", str(REPO / "expected-oops/seeds/RDS_TCP_COOKIE.txt")),
+        ("rds-ib-cookie", "PASS", str(REPO / "expected-oops/seeds/RDS_IB_COOKIE.txt"))]
+    assert rc == 0
+
+
+def test_run_trigger_and_check_together_plan_both(tmp_path):
+    """--trigger and --check together: the named triggers, then the named
+    checks, each with its golden file."""
+    inputs = load_inputs({"seeds": SUITES["seeds"]})
+    jobs = run_loop.plan([SUITES["seeds"]], inputs, ["USERCOPY_KERNEL"], tmp_path,
+                         tmp_path / "initramfs.cpio", "tcg", ["rds-tcp-cookie"])
+    assert [(j.spec.trigger, j.spec.helper, j.golden.path if j.golden else None)
+            for j in jobs] == [
+        ("USERCOPY_KERNEL", "", REPO / "expected-oops/default/USERCOPY_KERNEL.txt"),
+        ("", "rds-tcp-cookie", REPO / "expected-oops/seeds/RDS_TCP_COOKIE.txt")]
