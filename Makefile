@@ -32,7 +32,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo whitelist-dwarf clean distclean help syzkaller-corpus \
+	series series-check mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run shell soak
 
 all: suite
@@ -61,6 +61,7 @@ help:
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
+	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
 	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
 	@echo "make bench           speed (snapshot vs full, -j), in-guest hardening cost, triage MB/s"
 	@echo "make soak N=20       run the suites N times, count verdicts per trigger, fail on a flake"
@@ -92,6 +93,9 @@ $(GEN_CPIO): tree
 $(HELPERS_OUT)/%: initramfs-src/%.c $(wildcard initramfs-src/*.h)
 	@mkdir -p $(HELPERS_OUT)
 	cc -static -O2 -Wall -Wextra -Werror -o $@ $<
+
+# The RDS probes share initramfs-src/rds-probe.h.
+$(HELPERS_OUT)/rds-tcp-cookie $(HELPERS_OUT)/rds-ib-cookie: initramfs-src/rds-probe.h
 
 # The XFS image of initramfs-src/check-xfs-inline.c (seed 009).
 $(XFS_IMAGE): scripts/xfs-image.sh | deps
@@ -143,8 +147,9 @@ booted-test: kernels initramfs
 
 # Unit tests first (seconds), then the booted harness checks, then the suite,
 # then the run's KTAP (through the tree's kunit.py) and JUnit against its
-# results.json.
-test: unit-test booted-test suite results-check
+# results.json, then the RDS mutant (about a minute; results/latest is its
+# run afterwards).
+test: unit-test booted-test suite results-check mutation-rds
 
 results-check:
 	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \
@@ -190,6 +195,20 @@ MUTATION ?= lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch
 MUTATION_TRIGGERS ?= USERCOPY_WHITELIST_MM_STRUCT_TO USERCOPY_WHITELIST_MM_STRUCT_FROM
 mutation-demo: kernel initramfs
 	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
+
+# The RDS regions taken back (rds_tcp_incoming: patches/0011; rds_ib_incoming:
+# seed 011) in one mutant of the seeds kernel: each RDS probe must oops as
+# its mutant golden file says (BUG in the seeds suite, WARNING in
+# seeds-fallback), and the seeds suites' own golden files must FAIL.
+RDS_MUTATIONS = lkdtm-tests/mutations/rds-tcp-incoming-no-region.patch,lkdtm-tests/mutations/rds-ib-incoming-no-region.patch
+# Part of `make test`: measured 64 s for mutation-run.sh with the debug-info
+# seeds kernel (copy + rebuild 57 s, four guests from snapshots 7 s) on the
+# 2-core lab host.
+mutation-rds: initramfs $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
+	scripts/mutation-run.sh --kernel seeds --suite seeds --suite seeds-fallback \
+		--golden-overlay seeds=expected-oops/mutant-rds-no-region \
+		--golden-overlay seeds-fallback=expected-oops/mutant-rds-no-region-fallback \
+		$(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(RDS_MUTATIONS) rds-tcp-cookie rds-ib-cookie
 
 series-check: deps
 	scripts/series-check.sh

@@ -1,11 +1,29 @@
 #!/bin/bash
-# mutation-run.sh TREE BUILD INITRAMFS RESULTS MUTATION.patch TRIGGER...
+# mutation-run.sh [--kernel VARIANT] [--suite SUITE]... [--golden-overlay SUITE=DIR]...
+#                 TREE BUILD INITRAMFS RESULTS MUTATION.patch[,MORE.patch...] NAME...
 #
 # Proves a golden file can fail for a real kernel bug: applies a test-only
-# patch (e.g. lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch) to the
-# prepared tree, builds it with the default lab .config into BUILD/kernel-mutant
-# (ccache makes that mostly an incremental link), reverts the patch, and runs
-# the default suite's TRIGGERs against that kernel.
+# patch (e.g. lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch; or
+# several, comma-separated, touching different files, for one mutant) to the
+# prepared tree, builds it with the .config of BUILD/kernel-VARIANT (default:
+# default) into BUILD/kernel-mutant, reverts the patch, and runs the NAMEs
+# (LKDTM triggers, or check programs of the suites) of every SUITE (default:
+# default) against that kernel.
+#
+# BUILD/kernel-mutant starts as a copy of BUILD/kernel-VARIANT (objects and
+# mtimes kept), so only what the mutation touches is rebuilt and relinked:
+# ccache cannot help a kernel with debug info built in another folder.  The
+# dependency files of the copy that name the variant's folder (objtool's
+# build records absolute paths) are pointed at the copy; left alone, they
+# make the copy relink objtool, and every object depends on objtool.
+#
+# Judgement, per NAME and SUITE:
+#   - a SUITE without --golden-overlay: the NAME must FAIL against the
+#     suite's golden files (the mutation was noticed);
+#   - a SUITE with --golden-overlay SUITE=DIR: the NAME must PASS against
+#     DIR/NAME.txt (the mutant oopses exactly as its own golden file says),
+#     and its log must FAIL when re-matched against the suite's own golden
+#     files.
 #
 # While the tree is mutated its prepare-tree stamp is moved aside, so a run
 # killed before the revert leaves a tree that the next `make` re-extracts
@@ -13,76 +31,138 @@
 # mutated files get their old mtimes back after the revert, so the lab
 # kernels are not rebuilt for a change that is gone.
 #
-# Exit status: 0 every TRIGGER FAILed against its golden file (the mutation
-# was caught); 1 one of them PASSed, XFAILed or was SKIPped (the golden
-# files did not notice); 2 a setup problem, or a TRIGGER ended in ERROR
+# Exit status: 0 every NAME was judged as above (the mutation was caught);
+# 1 one was not (the golden files did not notice, or the mutant did not
+# oops as its golden file says); 2 a setup problem, or a NAME ended in ERROR
 # (the mutant kernel did not run it, so nothing was proven either way).
 set -euo pipefail
 
+variant=default
+suites=()
+overlays=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) variant=$2; shift 2 ;;
+	--suite) suites+=("$2"); shift 2 ;;
+	--golden-overlay) overlays+=("$2"); shift 2 ;;
+	--*) echo "mutation-run: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ ${#suites[@]} -gt 0 ] || suites=(default)
+[ $# -gt 5 ] || { echo "usage: $0 [--kernel VARIANT] [--suite SUITE]... [--golden-overlay SUITE=DIR]... TREE BUILD INITRAMFS RESULTS MUTATION NAME..." >&2; exit 2; }
 tree=$1 build=$2 initramfs=$3 results=$4 mutation=$5
 shift 5
-[ $# -gt 0 ] || { echo "usage: $0 TREE BUILD INITRAMFS RESULTS MUTATION TRIGGER..." >&2; exit 2; }
-[ -f "$build/kernel-default/.config" ] || { echo "mutation-run: build the default kernel first" >&2; exit 2; }
+IFS=, read -ra mutations <<< "$mutation"
+for m in "${mutations[@]}"; do
+	[ -r "$m" ] || { echo "mutation-run: no mutation patch $m" >&2; exit 2; }
+done
+lab="$(dirname "$0")/../usercopy-lab"
+[ -f "$build/kernel-$variant/.config" ] || { echo "mutation-run: build the $variant kernel first (make kernel KERNEL=$variant)" >&2; exit 2; }
 [ -f "$tree.stamp" ] || { echo "mutation-run: $tree is not a prepared tree (no $tree.stamp)" >&2; exit 2; }
+for o in "${overlays[@]}"; do
+	[ -d "${o#*=}" ] || { echo "mutation-run: --golden-overlay $o: no folder ${o#*=}" >&2; exit 2; }
+done
+for s in "${suites[@]}"; do
+	k=$("$lab" suite-kernel "$s") || exit 2
+	[ "$k" = "$variant" ] || { echo "mutation-run: suite $s boots kernel $k, not $variant" >&2; exit 2; }
+done
 
-patch -d "$tree" -p1 --batch --quiet --dry-run < "$mutation" ||
-	{ echo "mutation-run: $mutation does not apply to $tree" >&2; exit 2; }
+times=$(mktemp -d)
+combined=$times/mutation.patch
+cat "${mutations[@]}" > "$combined"
+patch -d "$tree" -p1 --batch --quiet --dry-run < "$combined" ||
+	{ echo "mutation-run: $mutation does not apply to $tree" >&2; rm -rf "$times"; exit 2; }
 
 # The files the mutation touches, and their mtimes, restored after the revert.
-mapfile -t touched < <(sed -n 's|^+++ [^/]*/\([^[:space:]]*\).*|\1|p' "$mutation")
-times=$(mktemp -d)
+mapfile -t touched < <(sed -n 's|^+++ [^/]*/\([^[:space:]]*\).*|\1|p' "$combined")
 for f in "${touched[@]}"; do
-	mkdir -p "$times/$(dirname "$f")"
-	touch -r "$tree/$f" "$times/$f"
+	mkdir -p "$times/tree/$(dirname "$f")"
+	touch -r "$tree/$f" "$times/tree/$f"
 done
 revert() {
-	patch -d "$tree" -p1 -R --batch --quiet < "$mutation"
-	for f in "${touched[@]}"; do touch -r "$times/$f" "$tree/$f"; done
+	patch -d "$tree" -p1 -R --batch --quiet < "$combined"
+	for f in "${touched[@]}"; do touch -r "$times/tree/$f" "$tree/$f"; done
 	mv "$tree.stamp.mutated" "$tree.stamp"
 }
 
+t0=$SECONDS
+echo "mutation-run: copying $build/kernel-$variant to $build/kernel-mutant"
+rm -rf "$build/kernel-mutant"
+cp -a "$build/kernel-$variant" "$build/kernel-mutant"
+from=$(realpath "$build/kernel-$variant") to=$(realpath "$build/kernel-mutant")
+grep -rlF --include='.*.cmd' --include='*.d' "$from/" "$build/kernel-mutant" |
+	xargs -r sed -i "s|$from/|$to/|g"
 mv "$tree.stamp" "$tree.stamp.mutated"
-patch -d "$tree" -p1 --batch --quiet < "$mutation"
+patch -d "$tree" -p1 --batch --quiet < "$combined"
 trap 'revert; rm -rf "$times"' EXIT
-
-mkdir -p "$build/kernel-mutant"
-cp "$build/kernel-default/.config" "$build/kernel-mutant/.config"
+echo "mutation-run: building the mutant kernel ($mutation)"
 make -s -C "$tree" O="$(realpath "$build/kernel-mutant")" CC="ccache gcc" -j"$(nproc)" olddefconfig bzImage
 trap - EXIT
 revert
 rm -rf "$times"
+echo "mutation-run: mutant kernel built in $((SECONDS - t0)) s"
 
-# The mutant kernel is booted as the default suite's kernel, from a build
-# folder of its own, so results and golden files are the default ones.
+# The mutant kernel is booted as the suites' kernel, from a build folder of
+# its own, so results and golden files are the suites' ones.
 view=$(mktemp -d)
 trap 'rm -rf "$view"' EXIT
-ln -s "$(realpath "$build/kernel-mutant")" "$view/kernel-default"
+ln -s "$(realpath "$build/kernel-mutant")" "$view/kernel-$variant"
 args=()
-for t in "$@"; do args+=(--trigger "$t"); done
+for s in "${suites[@]}"; do args+=(--suite "$s"); done
+for t in "$@"; do   # LKDTM triggers are [A-Z0-9_]+, check programs lower case
+	if [[ $t =~ ^[A-Z0-9_]+$ ]]; then args+=(--trigger "$t"); else args+=(--check "$t"); fi
+done
+for o in "${overlays[@]}"; do args+=(--golden-overlay "$o"); done
 set +e
-"$(dirname "$0")/../usercopy-lab" run --suite default --accel tcg --build-dir "$view" \
-	--initramfs "$initramfs" --results "$results" "${args[@]}"
+"$lab" run --accel tcg --build-dir "$view" --initramfs "$initramfs" \
+	--results "$results" "${args[@]}"
 rc=$?
 set -e
 [ "$rc" -le 1 ] || { echo "mutation-run: the harness could not run (exit $rc)" >&2; exit 2; }
+echo "mutation-run: kernel and boots took $((SECONDS - t0)) s"
 
-# Judge from results.json, trigger by trigger: only FAIL counts as caught.
-/usr/bin/python3 - "$results/latest/results.json" "$mutation" "$@" <<'EOF'
+# Judge from results.json, and re-match against the suites' own golden files.
+/usr/bin/python3 - "$lab" "$results/latest/results.json" "$mutation" \
+	"${suites[*]}" "${overlays[*]}" "$@" <<'EOF'
 import json
+import subprocess
 import sys
 
-path, mutation, wanted = sys.argv[1], sys.argv[2], sys.argv[3:]
-verdicts = {t["name"]: t["verdict"] for t in json.load(open(path))["triggers"]}
-bad = {name: verdicts.get(name, "not run") for name in wanted}
-errors = [f"{n} {v}" for n, v in bad.items() if v in ("ERROR", "not run")]
-missed = [f"{n} {v}" for n, v in bad.items() if v not in ("FAIL", "ERROR", "not run")]
+lab, path, mutation, suites, overlays, wanted = (sys.argv[1], sys.argv[2], sys.argv[3],
+                                                 sys.argv[4].split(), sys.argv[5].split(),
+                                                 sys.argv[6:])
+overlay_of = dict(o.split("=", 1) for o in overlays)
+runs = {(t["suite"], t["name"]): t for t in json.load(open(path))["triggers"]}
+errors, missed = [], []
+for suite in suites:
+    overlay = overlay_of.get(suite)
+    for name in wanted:
+        run = runs.get((suite, name))
+        verdict = run["verdict"] if run else "not run"
+        label = f"{suite}/{name}"
+        if verdict in ("ERROR", "not run"):
+            errors.append(f"{label} {verdict}")
+        elif not overlay:
+            if verdict != "FAIL":
+                missed.append(f"{label} {verdict} against the suite's golden files")
+        elif verdict != "PASS":
+            missed.append(f"{label} {verdict} against {overlay}: "
+                          "the mutant did not oops as its golden file says")
+        else:
+            again = subprocess.run([lab, "match", "--suite", suite, run["log"]],
+                                   capture_output=True, text=True)
+            if again.returncode != 1:
+                missed.append(f"{label} re-matched against the suite's golden files "
+                              f"exits {again.returncode}, not 1 (FAIL)")
 if missed:
-    print(f"mutation-run: {', '.join(missed)} with {mutation}: "
-          "the golden files did not notice", file=sys.stderr)
+    print(f"mutation-run: with {mutation}: {'; '.join(missed)}", file=sys.stderr)
     sys.exit(1)
 if errors:
     print(f"mutation-run: the mutant kernel did not run {', '.join(errors)}: "
           "nothing proven (see the logs)", file=sys.stderr)
     sys.exit(2)
-print(f"mutation-run: the mutation was caught: {', '.join(wanted)} FAIL (see the diffs above)")
+how = [f"{s}: PASS against {overlay_of[s]}, FAIL against the suite's golden files"
+       if s in overlay_of else f"{s}: FAIL (see the diffs above)" for s in suites]
+print(f"mutation-run: the mutation was caught: {', '.join(wanted)}; {'; '.join(how)}")
 EOF

@@ -16,13 +16,14 @@ from typing import NoReturn
 from . import result_formats, shell, triage
 from .console_capture import pexpect_available
 from .golden import load_layered
-from .inputs import TRIGGER, InputError
+from .inputs import CHECK, TRIGGER, InputError
 from .qemu_boot import BootMode, choose_accel, qemu_available
 from .results_report import print_table, write_json
 from .run_dir import open_run_dir
 from .run_loop import Job, RunOptions, default_jobs, execute, plan
-from .suite import Suite, load_inputs, load_suites, pick
-from .trigger_run import RunLimits, TriggerResult, evaluate_log
+from .suite import Suite, SuiteInputs, load_inputs, load_suites, pick
+from .trigger_run import (RunLimits, TriggerResult, check_golden_name, evaluate_check_log,
+                          evaluate_log)
 from .verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +38,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _trigger_name(value: str) -> str:
     if problem := TRIGGER.problem(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _check_name(value: str) -> str:
+    if problem := CHECK.problem(value):
         raise argparse.ArgumentTypeError(problem)
     return value
 
@@ -63,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--trigger", action="append", type=_trigger_name,
                      help="only this trigger (repeatable; may be unknown to the suite; "
                      "[A-Z0-9_]+)")
+    run.add_argument("--check", action="append", type=_check_name,
+                     help="only this check program (repeatable; must be one of a "
+                     "suite's checks; with --trigger: both)")
     run.add_argument("--build-dir", type=Path, default=REPO / "build")
     run.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
     run.add_argument("--results", type=Path, default=REPO / "results")
@@ -83,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="keep the snapshot images under RESULTS/RUN/snapshots/")
     run.add_argument("--live", action="store_true",
                      help="show the console live (one guest at a time)")
+    run.add_argument("--golden-overlay", action="append", default=[], metavar="SUITE=DIR",
+                     help="golden folder searched before SUITE's own ones (repeatable; "
+                     "e.g. what a test-only mutant kernel must print)")
     _format_options(run)
     run.set_defaults(func=cmd_run)
 
@@ -135,6 +148,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     names = args.suite or list(suites)
     pick(suites, names)
     inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
+    for overlay in args.golden_overlay:
+        suite, eq, folder = overlay.partition("=")
+        if not eq or suite not in names or not folder:
+            raise InputError(f"--golden-overlay {overlay!r}: want SUITE=DIR, SUITE one of "
+                             f"the suites run ({', '.join(names)})")
+        inputs[suite] = SuiteInputs({**inputs[suite].golden, **load_layered([Path(folder)])},
+                                    inputs[suite].triggers)
+    for check in args.check or ():
+        if not any(check in suites[n].checks for n in names):
+            raise InputError(f"--check {check}: not a check of suite {', '.join(names)}")
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
         return 2
@@ -157,7 +180,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     chosen = [suites[n] for n in names]
     accel = choose_accel(args.accel, chosen[0].kernel_image(args.build_dir), args.initramfs)
-    jobs = plan(chosen, inputs, args.trigger, args.build_dir, args.initramfs, accel.accel)
+    jobs = plan(chosen, inputs, args.trigger, args.build_dir, args.initramfs, accel.accel,
+                args.check)
     try:
         run_dir = open_run_dir(args.results)
     except OSError as exc:
@@ -206,9 +230,10 @@ def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
 
 def cmd_match(args: argparse.Namespace) -> int:
     expected: dict[str, str] = {}
+    checks: tuple[str, ...] = ()
     if args.suite:
         [suite] = pick(load_suites(args.suites_file), [args.suite])
-        name, golden = suite.name, suite.golden()
+        name, golden, checks = suite.name, suite.golden(), suite.checks
         if suite.expected_text:
             expected = {t.name: t.expected_text for t in suite.triggers()}
     else:
@@ -220,8 +245,12 @@ def cmd_match(args: argparse.Namespace) -> int:
     results = []
     for log in args.logs:
         trigger = log.stem
-        results.append(evaluate_log(name, trigger, log, golden.get(trigger),
-                                    expected.get(trigger, "")))
+        if trigger in checks:
+            results.append(evaluate_check_log(name, trigger, log,
+                                              golden=golden.get(check_golden_name(trigger))))
+        else:
+            results.append(evaluate_log(name, trigger, log, golden.get(trigger),
+                                        expected.get(trigger, "")))
     print_table(results, sys.stdout)
     result_formats.write_formats(results, {"command": "match", "suite": name},
                                  ktap=args.ktap, junit=args.junit)

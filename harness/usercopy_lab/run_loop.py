@@ -32,7 +32,8 @@ from .snapshot import SnapshotPool
 from .selftests import cmdline as selftests_cmdline
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .suite import Suite, SuiteError, SuiteInputs
-from .trigger_run import Boot, RunLimits, TriggerResult, kernel_vmlinux, run_trigger
+from .trigger_run import (Boot, RunLimits, TriggerResult, check_golden_name, kernel_vmlinux,
+                          run_trigger)
 from .verdict import ERROR
 from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
 
@@ -76,20 +77,27 @@ class RunOutcome:
 
 
 def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str] | None,
-         build_dir: Path, initramfs: Path, accel: str) -> list[Job]:
+         build_dir: Path, initramfs: Path, accel: str,
+         checks_only: list[str] | None = None) -> list[Job]:
     """Every guest of suites, in table order, from each suite's checked
-    inputs (suite.load_inputs).  triggers (--trigger) replaces each suite's
-    trigger list and drops its checks.  A selftests suite boots its triggers
-    with lab.selftests=KIND on the command line (run.sh in the guest).  A
-    check gets its golden file if the suite has one for it (slab_audit),
-    and the whitelist audit's DWARF values are made ready here, before any
-    boot (prepare_audit)."""
+    inputs (suite.load_inputs).  triggers (--trigger) and checks_only
+    (--check) replace each suite's trigger list and checks: only the named
+    ones run (a check where the suite lists it).  A selftests suite boots
+    its triggers with lab.selftests=KIND on the command line (run.sh in the
+    guest).  A check gets its golden file if the suite has one for it: the
+    whitelist audit's (slab_audit, whose DWARF values are made ready here,
+    before any boot: prepare_audit), or a golden file named after the
+    check in trigger form (check_golden_name)."""
     jobs = []
     for suite in suites:
         golden = inputs[suite.name].golden
         listed = {t.name: t for t in inputs[suite.name].triggers}
-        wanted = triggers or [t.name for t in listed.values() if not t.skip_reason]
-        checks = [] if triggers else list(suite.checks)
+        if triggers or checks_only:
+            wanted = triggers or []
+            checks = [c for c in checks_only or () if c in suite.checks]
+        else:
+            wanted = [t.name for t in listed.values() if not t.skip_reason]
+            checks = list(suite.checks)
         kernel = suite.kernel_image(build_dir)
         runsh = selftests_cmdline(suite.selftests) if suite.selftests else ""
         cmdline = " ".join(x for x in (runsh, suite.cmdline) if x)
@@ -104,7 +112,8 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
         for name in checks:
             spec = GuestSpec(kernel=kernel, initramfs=initramfs, helper=name,
                              extra_cmdline=cmdline, accel=accel)
-            jobs.append(Job(suite.name, spec, golden.get(name), "",
+            check_golden = golden.get(name) or golden.get(check_golden_name(name))
+            jobs.append(Job(suite.name, spec, check_golden, "",
                             Path(suite.name, f"{name}.log")))
     return jobs
 

@@ -123,16 +123,26 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
                          verdict.diffs, seen, reports, fault)
 
 
+def check_golden_name(check: str) -> str:
+    """The golden file name (without .txt) of a check program: its name in
+    trigger form, rds-tcp-cookie -> RDS_TCP_COOKIE (golden files are named
+    TRIGGER.txt)."""
+    return check.upper().replace("-", "_")
+
+
 def evaluate_check_log(suite: str, name: str, log_path: Path,
                        capture_error: str | None = None,
                        seconds: float = 0.0, golden: Golden | None = None,
                        kernel: Path | None = None) -> TriggerResult:
-    """Verdict for the console of an in-guest check program.  The whitelist
-    audit (slab_audit.PROGRAM) also has its table judged against its golden
-    file and the DWARF of KERNEL's vmlinux."""
+    """Verdict for the console of an in-guest check program (and its golden
+    file, when the suite has one for it).  The whitelist audit
+    (slab_audit.PROGRAM) has its table judged against its own golden file
+    and the DWARF of KERNEL's vmlinux instead."""
     text, markers, reports = _read_console(log_path)
-    verdict = decide_check(name, capture_error, markers, reports)
-    if name == AUDIT_PROGRAM and golden is not None and kernel is not None:
+    audit = name == AUDIT_PROGRAM
+    verdict = decide_check(name, capture_error, markers, reports,
+                           None if audit else golden)
+    if audit and golden is not None and kernel is not None:
         verdict = decide_audit(verdict, text.splitlines(), golden.path,
                                kernel_vmlinux(kernel), log_path.parent)
     fault = _fault(verdict, text, markers, reports)

@@ -137,11 +137,17 @@ def _cross_check(markers: ConsoleMarkers, reports: list[Report]) -> list[str]:
 
 
 def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
-                 reports: list[Report]) -> Verdict:
+                 reports: list[Report], golden: Golden | None = None) -> Verdict:
     """Verdict of an in-guest check program (lab.helper=NAME).
 
-    PASS needs: the program ran and exited 0, printed at least one PASS line
-    and no FAIL line, and the kernel printed no report meanwhile.
+    PASS needs: the program ran and printed no FAIL line, and
+    - without a golden file: it exited 0, printed at least one PASS line,
+      and the kernel printed no report meanwhile;
+    - with one (expected-oops/<suite>/<NAME in trigger form>.txt, see
+      trigger_run.check_golden_name; e.g. a probe that a mutant
+      kernel must oops): its outcome, reports and lkdtm lines match the
+      golden file as for a trigger; an outcome "returned" still needs exit
+      status 0 and a PASS line.
     """
     if markers.started is None:
         return Verdict(ERROR, capture_error or "guest never started the check")
@@ -150,13 +156,20 @@ def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
     passed = [c for c in markers.checks if c.startswith("PASS:")]
     failed = [c for c in markers.checks if c.startswith("FAIL:")]
     diffs = [f"check: {c}" for c in failed]
-    diffs += [f"report: unexpected {r.title or r.kind} (line {r.line})" for r in reports]
-    if markers.outcome != "returned" or markers.status != 0:
-        diffs.append(f"outcome: expected returned status=0, saw {markers.outcome} "
-                     f"signal={markers.signal} status={markers.status}")
-    if not passed:
+    if golden is None:
+        diffs += [f"report: unexpected {r.title or r.kind} (line {r.line})" for r in reports]
+        if markers.outcome != "returned" or markers.status != 0:
+            diffs.append(f"outcome: expected returned status=0, saw {markers.outcome} "
+                         f"signal={markers.signal} status={markers.status}")
+    else:
+        diffs += _compare(golden, markers, reports)   # outcome, reports, lkdtm lines
+        if golden.outcome == "returned" and markers.status not in (None, 0):
+            diffs.append(f"status: expected 0, saw {markers.status}")
+    if (golden is None or golden.outcome == "returned") and not passed:
         diffs.append("check: no PASS line printed")
     summary = f"{len(passed)} checks passed, {len(failed)} failed"
+    if golden is not None:
+        summary += f"; {seen_summary(reports, markers)}"
     return Verdict(FAIL if diffs else PASS, summary, diffs)
 
 
