@@ -1,6 +1,7 @@
 """One trigger, end to end: fresh guest -> console log -> reports -> verdict."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,8 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
     verdict: Verdict = decide(trigger, capture_error, markers, reports, golden)
     seen = None
     if expected_text:
-        seen = expected_text in text
+        # An extended regular expression, case-insensitive: run.sh's grep -E -qi.
+        seen = re.search(expected_text, text, re.IGNORECASE) is not None
         if not seen and verdict.verdict == "PASS":
             verdict.verdict = "FAIL"
             verdict.diffs.append(f"tests.txt: expected text {expected_text!r} not on the console")
