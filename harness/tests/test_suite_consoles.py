@@ -75,3 +75,17 @@ def test_usersized_cache_check_fails_on_a_fail_line(tmp_path):
     assert result.verdict == "FAIL"
     assert result.diffs[0].startswith("check: FAIL: 128 messages of 16 bytes")
 
+
+def test_objcg_check_fails_on_the_kernel_with_the_memcg_bug():
+    # Real console of the series before patches/0002 cleared __GFP_USERCOPY
+    # in OBJCGS_CLEAR_MASK (testdata/objcg/README.md).
+    log = Path(__file__).parent / "testdata" / "objcg" / "check-objcg-caches-unfixed.log"
+    result = evaluate_check_log("memcg", "check-objcg-caches", log)
+    assert result.verdict == "FAIL"
+    assert "check: FAIL: 104 objcg arrays in usersized-* or msg_msg* caches (want 0)" in result.diffs
+
+
+def test_objcg_check_passes_on_the_fixed_kernel():
+    result = evaluate_check_log("memcg", "check-objcg-caches",
+                                CONSOLES / "memcg" / "check-objcg-caches.log")
+    assert result.verdict == "PASS", result.diffs
