@@ -11,7 +11,11 @@ RESULTS     ?= results
 JOBS        ?= $(shell nproc)
 TRIGGER     ?=
 SUITE       ?= default
+CMDLINE     ?=
 
+# BUILD may be relative or absolute; kbuild's O= and the booted tests get it
+# absolute from here.
+BUILD_ABS   := $(abspath $(BUILD))
 TREE        := $(BUILD)/linux-source-6.1
 INITRAMFS   := $(BUILD)/initramfs.cpio
 HELPERS_OUT := $(BUILD)/initramfs-helpers
@@ -25,9 +29,17 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo clean distclean help
+	series series-check mutation-demo clean distclean help syzkaller-corpus \
+	results-check lava lava-run shell soak
 
 all: suite
+
+# One recipe at a time, also under `make -j`: the harness runs its own
+# guests N at a time (run -j, default = cores), so two suites' recipes at
+# once would oversubscribe the cores and push guests into their timeouts;
+# a kernel build already runs on $(JOBS) cores inside kbuild, whose
+# sub-make is not affected by this.  More parallel kernel builds: JOBS=N.
+.NOTPARALLEL:
 
 help:
 	@echo "make                 build kernels + initramfs, run every suite, print results"
@@ -37,11 +49,17 @@ help:
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
+	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
+	@echo "make lava            one LAVA job per trigger in $(BUILD)/lava/, checked by lava-common"
+	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
+	@echo "make syzkaller-corpus SYZKALLER_CORPUS=dir  triage vs syzkaller's report corpus"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
-	@echo "make bench           benchmarks (boot time per trigger, triage MB/s)"
+	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
+	@echo "make bench           speed (snapshot vs full, -j), in-guest hardening cost, triage MB/s"
+	@echo "make soak N=20       run the suites N times, count verdicts per trigger, fail on a flake"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
 	@echo "make distclean       remove build/ and results/"
 
@@ -56,8 +74,8 @@ tree: deps
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
 		$(wildcard kernel-config/variant-$*.config)
-	+$(MAKE) -s -C $(TREE) O=$(CURDIR)/$(BUILD)/kernel-$* CC="ccache gcc" \
-		-j$(JOBS) bzImage
+	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage
 	@echo "kernel: $@"
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
@@ -73,35 +91,82 @@ $(HELPERS_OUT)/%: initramfs-src/%.c
 
 initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS))
 	@mkdir -p $(HELPERS_OUT)
-	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT)
+	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(TREE)
 
 suite: kernels initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)
 
 boot: initramfs
 	@[ -n "$(TRIGGER)" ] || { echo "usage: make boot TRIGGER=NAME [SUITE=$(SUITE)]"; exit 2; }
-	+$(MAKE) kernel KERNEL=$$($(HARNESS) suite-kernel $(SUITE))
+	+kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel"
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite $(SUITE) --trigger $(TRIGGER) --live
+		--suite "$(SUITE)" --trigger "$(TRIGGER)" --live --boot full
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
 	$(HARNESS) triage $(LOGS)
 
-unit-test: deps
-	$(PYTHON) -m pytest -q harness/tests
+# Agreement with syzkaller's pkg/report/testdata/linux/report (a clone of
+# google/syzkaller; not part of this repository).
+syzkaller-corpus:
+	@[ -n "$(SYZKALLER_CORPUS)" ] || { echo "usage: make syzkaller-corpus SYZKALLER_CORPUS=syzkaller/pkg/report/testdata/linux/report"; exit 2; }
+	$(PYTHON) scripts/syzkaller-corpus.py --show 20 $(SYZKALLER_CORPUS)
+
+# Needs no root when these are installed (the full `deps` list is for builds).
+# USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
+# not skips, when this tree exists and its kunit.py does not).
+UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml
+unit-test:
+	@scripts/install-deps.sh --only $(UNIT_DEPS)
+	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q harness/tests
 	scripts/lkdtm-patch.sh --check
 
 booted-test: kernels initramfs
-	USERCOPY_LAB_BUILD=$(CURDIR)/$(BUILD) USERCOPY_LAB_INITRAMFS=$(CURDIR)/$(INITRAMFS) \
+	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
 		$(PYTHON) -m pytest -q harness/booted_tests
 
-# Unit tests first (seconds), then the booted harness checks, then the suite.
-test: unit-test booted-test suite
+# Unit tests first (seconds), then the booted harness checks, then the suite,
+# then the run's KTAP (through the tree's kunit.py) and JUnit against its
+# results.json.
+test: unit-test booted-test suite results-check
 
-bench: kernel initramfs
-	$(PYTHON) bench/bench_boot.py --build-dir $(BUILD) --initramfs $(INITRAMFS)
-	$(PYTHON) bench/bench_triage.py
+results-check:
+	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \
+		--kunit $(TREE)/tools/testing/kunit/kunit.py
+
+# An interactive guest: busybox shell on the serial console, whole console
+# logged under $(RESULTS)/shell/.
+shell: initramfs
+	+$(MAKE) kernel KERNEL=$(KERNEL)
+	$(HARNESS) shell --kernel $(KERNEL) --cmdline "$(CMDLINE)" --build-dir $(BUILD) \
+		--initramfs $(INITRAMFS) --results $(RESULTS)
+
+# LAVA: neither `make` nor `make test` needs it.  `make lava` installs
+# lava-common (apt) if missing, writes one job per trigger and validates each
+# with lava-common's schema; `make lava-run` also installs lava-dispatcher and
+# runs SUITE through lava-run on this machine (see scripts/lava/run-suite.sh).
+LAVA_OUT := $(BUILD)/lava
+lava:
+	@scripts/install-deps.sh lava-common
+	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
+		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
+
+lava-run: kernels initramfs
+	@scripts/install-deps.sh lava-common lava-dispatcher
+	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE)
+
+# Numbers and ratios from one run, also written to $(RESULTS)/bench-<time>/;
+# REBUILD=1 also times a warm kernel rebuild after a change to one patch.
+bench: kernels initramfs
+	$(PYTHON) bench/bench.py --build-dir $(BUILD) --initramfs $(INITRAMFS) \
+		--results $(RESULTS) -j $(JOBS) $(if $(REBUILD),--rebuild)
+
+# Every suite N times; per trigger its verdict counts; a verdict that differs
+# between runs is a flake and fails.
+N ?= 20
+soak: kernels initramfs
+	$(PYTHON) -m usercopy_lab.soak --runs $(N) --results $(RESULTS)/soak \
+		--build-dir $(BUILD) --initramfs $(INITRAMFS) -j $(JOBS)
 
 # Test-only kernel mutation (never part of the series) that the golden files
 # must catch; see lkdtm-tests/mutations/README.md.

@@ -1,10 +1,18 @@
 #!/bin/bash
-# install-deps.sh: installs, via apt, whatever the lab needs and is missing.
+# install-deps.sh [--only] [PACKAGE...]: installs, via apt, whatever the lab
+# needs and is missing, and the extra PACKAGEs (make lava: lava-common); with
+# --only, just the PACKAGEs (make unit-test).  Needs root or sudo only when
+# something is missing.
 set -euo pipefail
 
-pkgs=(linux-source-6.1 qemu-system-x86 busybox-static python3 python3-pexpect
-      python3-pytest expect ccache gcc make bc bison flex libelf-dev libssl-dev
-      cpio xz-utils patch git file perl binutils libc6-dev)
+pkgs=(linux-source-6.1 qemu-system-x86 qemu-utils busybox-static python3 python3-pexpect
+      python3-pytest python3-hypothesis python3-yaml expect ccache gcc make bc bison flex
+      libelf-dev libssl-dev cpio xz-utils patch git file perl binutils libc6-dev)
+if [ "${1:-}" = --only ]; then
+	shift
+	pkgs=()
+fi
+pkgs+=("$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

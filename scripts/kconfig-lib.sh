@@ -12,8 +12,21 @@
 # did not land is named on stderr, each line starting with PREFIX; returns 1
 # if there was one.
 check_fragments() {
-	local prefix=$1 config=$2 symbols=$3 opt line frag bad=0 skipped=()
+	local prefix=$1 config=$2 symbols=$3 opt line frag bad=0 skipped=() wanted
 	shift 3
+	# Read everything first: a failure inside the loop's input (a process
+	# substitution) would be lost, and a missing fragment would then check
+	# nothing and pass.
+	for frag in "$config" "$@"; do
+		[ -f "$frag" ] && [ -r "$frag" ] ||
+			{ echo "${prefix}$frag: no such file" >&2; return 1; }
+	done
+	wanted=$(for f in "$@"; do
+		sed -n -e "s|^\(CONFIG_[A-Za-z0-9_]*\)=.*|\1\t&\t$f|p" \
+			-e "s|^# \(CONFIG_[A-Za-z0-9_]*\) is not set|\1\t&\t$f|p" "$f" || exit 1
+	done | awk -F'\t' '{ last[$1] = $0; order[$1] = NR }
+		END { for (k in last) print order[k] "\t" last[k] }' | sort -n | cut -f2-) ||
+		{ echo "${prefix}cannot read the fragments $*" >&2; return 1; }
 	while IFS=$'\t' read -r opt line frag; do
 		[ -n "$opt" ] || continue
 		if [ -n "$symbols" ] && ! grep -qxF "$opt" "$symbols"; then
@@ -28,11 +41,7 @@ check_fragments() {
 			"or selected by another option?): got" \
 			"'$(grep -E "^(# )?$opt[= ]" "$config" || echo absent)'" >&2
 		bad=1
-	done < <(for f in "$@"; do
-		sed -n -e "s|^\(CONFIG_[A-Za-z0-9_]*\)=.*|\1\t&\t$f|p" \
-			-e "s|^# \(CONFIG_[A-Za-z0-9_]*\) is not set|\1\t&\t$f|p" "$f"
-	done | awk -F'\t' '{ last[$1] = $0; order[$1] = NR }
-		END { for (k in last) print order[k] "\t" last[k] }' | sort -n | cut -f2-)
+	done <<<"$wanted"
 	[ "${#skipped[@]}" = 0 ] ||
 		echo "${prefix}not defined in this tree yet, skipped: ${skipped[*]}"
 	return $bad

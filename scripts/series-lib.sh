@@ -4,7 +4,7 @@
 # series_patches SERIES_FILE: the patch file names it lists, one per line
 # ('#' comments and blank lines dropped).
 series_patches() {
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$1" | grep -v '^$' || true
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$1"
 }
 
 # extract_tree TARBALL DIR: extract the tarball's top folder as DIR,
@@ -23,10 +23,13 @@ extract_tree() {
 # stderr what is wrong and fails if the file is missing or names a patch
 # that does not exist.
 load_series() {
+	local p list
 	patch_dir=$(dirname "$1")
-	[ -r "$1" ] || { echo "series file $1 not found" >&2; return 1; }
-	mapfile -t patches < <(series_patches "$1")
-	local p
+	[ -f "$1" ] && [ -r "$1" ] || { echo "series file $1 not found" >&2; return 1; }
+	# Not a process substitution: its failure would be lost.
+	list=$(series_patches "$1") || { echo "cannot read series file $1" >&2; return 1; }
+	patches=()
+	[ -z "$list" ] || mapfile -t patches <<<"$list"
 	for p in "${patches[@]}"; do
 		[ -r "$patch_dir/$p" ] ||
 			{ echo "series lists $p but $patch_dir/$p does not exist" >&2; return 1; }

@@ -6,24 +6,16 @@ USERCOPY_LAB_BUILD (the build folder) and USERCOPY_LAB_INITRAMFS set.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
-
-import pytest
 
 HARNESS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HARNESS))
 
+from guest_env import BUILD, INITRAMFS, needs_guests  # noqa: E402
 from usercopy_lab.cli import main  # noqa: E402
 
-BUILD = Path(os.environ.get("USERCOPY_LAB_BUILD", "/nonexistent"))
-INITRAMFS = Path(os.environ.get("USERCOPY_LAB_INITRAMFS", "/nonexistent"))
-KERNEL = BUILD / "kernel-default" / "arch/x86/boot/bzImage"
-
-pytestmark = pytest.mark.skipif(
-    not (KERNEL.is_file() and INITRAMFS.is_file()),
-    reason="needs USERCOPY_LAB_BUILD/USERCOPY_LAB_INITRAMFS (run via make test)")
+pytestmark = needs_guests
 
 
 def run(tmp_path: Path, *extra: str) -> tuple[int, dict]:

@@ -199,3 +199,24 @@ def test_bad_golden_file_names_the_problem(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(GoldenError, match=message):
         load(path)
+
+
+def test_lkdtm_before_line_moved_after_the_report_fails(tmp_path):
+    """lkdtm-before means before the first report, not just present: the
+    real console with LKDTM's "bad copy" line moved below the oops FAILs."""
+    golden = load(GOLDEN / "USERCOPY_SLAB_WHITELIST_TO.txt")
+    lines = (CONSOLE / "USERCOPY_SLAB_WHITELIST_TO.log").read_text().splitlines(True)
+    bad = next(i for i, l in enumerate(lines) if "attempting bad copy_to_user" in l)
+    end = next(i for i, l in enumerate(lines) if "---[ end trace" in l)
+    moved = lines[:bad] + lines[bad + 1:end + 1] + [lines[bad]] + lines[end + 1:]
+    log = tmp_path / "USERCOPY_SLAB_WHITELIST_TO.log"
+    log.write_text("".join(moved))
+    assert verdict_of("USERCOPY_SLAB_WHITELIST_TO", golden).verdict == "PASS"
+    result = evaluate_log("default", "USERCOPY_SLAB_WHITELIST_TO", log, golden, "")
+    assert result.verdict == "FAIL"
+    report_line = result.reports[0].line
+    assert result.diffs == [
+        "lkdtm-before: expected 'attempting bad copy_to_user outside whitelist' (in order, "
+        f"before the first report), only at line {end + 1}, after the report at line "
+        f"{report_line}"]
+    assert "usercopy: Kernel memory exposure" in moved[report_line - 1]

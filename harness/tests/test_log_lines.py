@@ -1,7 +1,7 @@
 """log_lines.normalize: every real prefix form comes down to the message."""
 import pytest
 
-from usercopy_lab.log_lines import normalize
+from usercopy_lab.log_lines import normalize, parse_line
 
 MSG = "usercopy: Kernel memory exposure attempt detected from SLUB object 'x' (offset 1, size 2)!"
 
@@ -47,3 +47,26 @@ def test_non_kernel_lines_pass_through(raw):
 
 def test_only_one_space_after_stamp_removed():
     assert normalize("[    1.0]   x") == "  x"
+
+
+def test_iso_stamp_is_not_a_syslog_program():
+    """dmesg --time-format=iso: the message's first words look like a
+    syslog host and program ("WARNING: CPU:"); found by
+    test_parser_properties."""
+    ll = parse_line("2026-12-03T10:00:35,000035+00:00 WARNING: CPU: 1 PID: 9 at a.c:1 f+0x1/0x2")
+    assert (ll.text, ll.stamped, ll.foreign) == ("WARNING: CPU: 1 PID: 9 at a.c:1 f+0x1/0x2", True, False)
+    other = parse_line("Aug 23 10:00:02 host myapp[123]: WARNING: disk almost full")
+    assert other.foreign and not other.stamped
+
+
+@pytest.mark.parametrize("raw,text,caller", [
+    ("syzkaller login: [   55.288565] usercopy: x", "usercopy: x", None),
+    ("** 3 printk messages dropped ** [   55.290728] kernel BUG at mm/usercopy.c:84!",
+     "kernel BUG at mm/usercopy.c:84!", None),
+    ("Segmentation fault[   12.345678][  T42] BUG: y", "BUG: y", "T42"),
+    ("> > [   1.000000]  func+0x1/0x2", " func+0x1/0x2", None),
+    ("\x00\x00[   1.000000] BUG: z\x00", "BUG: z", None),
+])
+def test_glue_quotes_and_junk_are_stripped(raw, text, caller):
+    ll = parse_line(raw)
+    assert (ll.text, ll.stamped, ll.caller) == (text, True, caller)

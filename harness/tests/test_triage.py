@@ -223,3 +223,95 @@ def test_symbolizer_resolves_with_debug_info(tmp_path):
     assert out[0].startswith("helper ") and "prog.c:" in out[0]
     assert out[1].startswith("main ") and "prog.c:7" in out[1]
     assert "module rds" in out[2]
+
+
+# -- hostile and unusual input (issue #13 item 3) ------------------------------
+def test_dash_reads_standard_input(monkeypatch, capsys):
+    import gzip
+    import io
+    import sys
+    data = (TRIAGE / "usercopy_warn_4_19_full.log").read_bytes()
+    for blob in (data, gzip.compress(data)):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(blob)))
+        rc, out, err = cli(capsys, "-")
+        assert rc == 0 and err == "", err
+        assert "<stdin>:2" in out and "sctp_getsockopt" in out
+
+
+def test_decompression_bomb_is_a_message(tmp_path, capsys):
+    import gzip
+    bomb = tmp_path / "dmesg.log.gz"
+    bomb.write_bytes(gzip.compress(b"x" * (3 << 20)))
+    rc, out, err = cli(capsys, "--max-decompressed", "2", bomb)
+    assert rc == 2 and "Traceback" not in err
+    assert f"triage: {bomb}: gzip data expands to more than 2 MiB (a decompression bomb?)" in err
+    rc, out, err = cli(capsys, "--max-decompressed", "4", bomb)   # under the limit: read
+    assert rc == 0 and "no kernel reports found" in out
+    with pytest.raises(SystemExit):
+        cli(capsys, "--max-decompressed", "0", bomb)
+
+
+def test_directory_symlink_loop_is_read_once(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    (logs / "sub").mkdir(parents=True)
+    (logs / "sub" / "a.log").write_bytes((TRIAGE / "usercopy_warn_4_19_full.log").read_bytes())
+    (logs / "sub" / "loop").symlink_to(logs, target_is_directory=True)
+    (logs / "again.log").symlink_to(logs / "sub" / "a.log")
+    (logs / "dangling.log").symlink_to(tmp_path / "nowhere.log")
+    rc, out, err = cli(capsys, logs)
+    assert rc == 0 and "1 report(s), 1 distinct signature(s)" in out
+    assert "symbolic link loop" in err and "Traceback" not in err
+
+
+def test_pathological_lines_take_bounded_time(tmp_path, capsys):
+    """1 MiB lines built against the header and suppression patterns
+    ("WARNING: .* uses", "WARNING: .* at SRC FUNC"): every pattern sees at
+    most a window of a line, so this is quick (seconds at most; without
+    the windows the suppression alone took 0.25 s per 64 KiB piece, the
+    title patterns more).  The alarm only guards against a hang."""
+    import signal
+    mib = 1 << 20
+    p = tmp_path / "hostile.log"
+    with open(p, "wb") as f:
+        f.write(b"[ 1.0] WARNING: " + b"warning: x " * (mib // 11) + b"\n")
+        f.write(b"[ 1.1] WARNING: CPU: 0 PID: 1" + b" at a.b" * (mib // 7) + b"\n")
+        f.write((b"[ 1.2] WARNING: " * 40 + b"EXT4-fs (sda): warning: x " * 40 + b"\n") * 2000)
+        f.write(b"[ 1.3] " + b"Linux version " * (mib // 14) + b"\n")
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("triage hung on a hostile line"))
+    signal.alarm(120)
+    try:
+        rc, out, err = cli(capsys, "--json", p)
+    finally:
+        signal.alarm(0)
+    assert rc == 0 and "Traceback" not in err
+    assert "longer than 64 KiB" in err
+
+
+def test_syz_titles_in_the_table(capsys):
+    rc, out, _ = cli(capsys, "--syz-titles", CONSOLE / "USERCOPY_SLAB_SIZE_TO.log",
+                     TRIAGE / "usercopy_warn_4_19_full.log")
+    assert rc == 0
+    assert "BUG: bad usercopy in direct_entry" in out
+    assert "WARNING: bad usercopy in sctp_getsockopt" in out
+
+
+def test_oops_flood_is_one_row_and_cascade_says_secondary(tmp_path, capsys):
+    def log_of(fixture: str) -> Path:
+        body = (DATA / "reports" / fixture).read_bytes().split(b"\n\n", 1)[1]
+        path = tmp_path / (fixture + ".log")
+        path.write_bytes(body)
+        return path
+
+    rc, out, _ = cli(capsys, log_of("oops-flood-same-warning.txt"))
+    rows = [l for l in out.splitlines() if "WARNING in blorp_dequeue" in l]
+    assert rc == 0 and len(rows) == 1 and rows[0].split()[0] == "4"
+    assert "4 report(s), 1 distinct signature(s)" in out
+    rc, out, _ = cli(capsys, log_of("cascade-oops-then-secondary-reports.txt"))
+    lines = out.splitlines()
+    oops = next(l for l in lines if "in zyxx_next" in l)
+    usercopy = next(l for l in lines if "usercopy:" in l)
+    warning = next(l for l in lines if "WARNING in zyxx_teardown" in l)
+    assert "[secondary]" not in oops and "[secondary]" in usercopy
+    # the WARNING came twice, after the oops and after a reboot: one row,
+    # and not all of its reports are secondary
+    assert warning.split()[0] == "2" and "[secondary]" not in warning

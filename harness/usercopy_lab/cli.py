@@ -1,40 +1,89 @@
-"""usercopy-lab command line: run suites, re-match logs, triage."""
+"""usercopy-lab command line: run suites, re-match logs, triage.
+
+Exit status: 0 every trigger passed (PASS, XFAIL or SKIP), 1 a trigger
+FAILed or was an ERROR, 2 the run could not be done (bad input: an option,
+suites.toml, a trigger list or a golden file; a missing kernel, initramfs
+or QEMU; a results folder that cannot be written), with one line on stderr
+naming the file:line or the missing thing.
+"""
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
-from . import triage
-from .golden import GoldenError, load_layered
-from .qemu_boot import GuestSpec, choose_accel, qemu_available
+from . import result_formats, shell, triage
+from .console_capture import pexpect_available
+from .golden import load_layered
+from .inputs import TRIGGER, InputError
+from .qemu_boot import BootMode, choose_accel, qemu_available
 from .results_report import print_table, write_json
-from .suite import Suite, SuiteError, load_suites, pick
-from .trigger_run import RunLimits, TriggerResult, evaluate_log, run_trigger
+from .run_dir import open_run_dir
+from .run_loop import Job, RunOptions, default_jobs, execute, plan
+from .suite import Suite, load_inputs, load_suites, pick
+from .trigger_run import RunLimits, TriggerResult, evaluate_log
 from .verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line and exit status 2 (not the usage text)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _trigger_name(value: str) -> str:
+    if problem := TRIGGER.problem(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="usercopy-lab", description=__doc__)
+    parser = _Parser(prog="usercopy-lab", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="boot one fresh guest per trigger and match")
     run.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     run.add_argument("--suite", action="append",
                      help="suite name (repeatable; default: every suite)")
-    run.add_argument("--trigger", action="append",
-                     help="only this trigger (repeatable; may be unknown to the suite)")
+    run.add_argument("--trigger", action="append", type=_trigger_name,
+                     help="only this trigger (repeatable; may be unknown to the suite; "
+                     "[A-Z0-9_]+)")
     run.add_argument("--build-dir", type=Path, default=REPO / "build")
     run.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
     run.add_argument("--results", type=Path, default=REPO / "results")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    run.add_argument("--boot-timeout", type=float, default=60.0)
-    run.add_argument("--trigger-timeout", type=float, default=60.0)
-    run.add_argument("--live", action="store_true", help="show the console live")
+    run.add_argument("--boot-timeout", type=_seconds, default=60.0)
+    run.add_argument("--trigger-timeout", type=_seconds, default=60.0)
+    run.add_argument("--restore-timeout", type=_seconds, default=20.0,
+                     help="seconds for a restored guest to start its trigger, "
+                     "else that trigger boots in full")
+    run.add_argument("--boot", choices=[m.value for m in BootMode],
+                     default=BootMode.SNAPSHOT.value,
+                     help="snapshot: boot once per kernel and command line, restore "
+                     "that state per trigger (default; falls back to full per trigger); "
+                     "full: boot every trigger from scratch")
+    run.add_argument("-j", "--jobs", type=int, default=default_jobs(),
+                     help="guests at once (default: the number of cores, %(default)s)")
+    run.add_argument("--keep-snapshots", action="store_true",
+                     help="keep the snapshot images under RESULTS/RUN/snapshots/")
+    run.add_argument("--live", action="store_true",
+                     help="show the console live (one guest at a time)")
+    _format_options(run)
     run.set_defaults(func=cmd_run)
 
     match = sub.add_parser("match", help="re-match captured logs against golden files")
@@ -45,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="golden folder (repeatable; searched in order)")
     match.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     match.add_argument("logs", type=Path, nargs="+", help="TRIGGER.log files")
+    _format_options(match)
     match.set_defaults(func=cmd_match)
 
     sk = sub.add_parser("suite-kernel", help="print the kernel variant a suite boots")
@@ -53,12 +103,25 @@ def main(argv: list[str] | None = None) -> int:
     sk.set_defaults(func=cmd_suite_kernel)
 
     triage.add_parser(sub)
+    shell.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (SuiteError, GoldenError) as exc:
+    except InputError as exc:
         print(f"usercopy-lab: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file that cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"usercopy-lab: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:    # before any guest ran (the run loop has its own)
+        print("usercopy-lab: interrupted", file=sys.stderr)
+        return 130
+
+
+def _format_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ktap", type=Path, help="also write the results as KTAP to FILE")
+    p.add_argument("--junit", type=Path, help="also write the results as JUnit XML to FILE")
 
 
 def cmd_suite_kernel(args: argparse.Namespace) -> int:
@@ -71,8 +134,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     suites = load_suites(args.suites_file)
     names = args.suite or list(suites)
     pick(suites, names)
+    inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
+        return 2
+    if not pexpect_available():
+        print("usercopy-lab: python3-pexpect is needed to boot guests (make deps)",
+              file=sys.stderr)
         return 2
     if not args.initramfs.is_file():
         print(f"usercopy-lab: {args.initramfs} missing (make initramfs)", file=sys.stderr)
@@ -84,54 +152,56 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
 
-    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-    out_dir = args.results / run_id
-    out_dir.mkdir(parents=True, exist_ok=True)
-    latest = args.results / "latest"
-    if latest.is_symlink() or not latest.exists():
-        latest.unlink(missing_ok=True)
-        latest.symlink_to(run_id)
+    if args.jobs < 1:
+        print("usercopy-lab: -j needs at least 1", file=sys.stderr)
+        return 2
+    chosen = [suites[n] for n in names]
+    accel = choose_accel(args.accel, chosen[0].kernel_image(args.build_dir), args.initramfs)
+    jobs = plan(chosen, inputs, args.trigger, args.build_dir, args.initramfs, accel.accel)
+    try:
+        run_dir = open_run_dir(args.results)
+    except OSError as exc:
+        print(f"usercopy-lab: {args.results}: cannot write results there: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    with run_dir:
+        for other in run_dir.others:
+            print(f"usercopy-lab: run {other} is also writing to {args.results} now; "
+                  f"this run writes only to {run_dir.path}, and "
+                  f"{args.results / 'latest'} names the run started last", flush=True)
+        meta = {"run_id": run_dir.run_id, "accel": accel.accel,
+                "accel_reason": accel.reason, "suites": names}
+        return _run(args, jobs, run_dir.path, meta, suites)
 
-    first = suites[names[0]]
-    accel = choose_accel(args.accel, first.kernel_image(args.build_dir), args.initramfs)
-    print(f"usercopy-lab: run {run_id}, accel {accel.accel} ({accel.reason}), "
+
+def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
+         meta: dict[str, object], suites: dict[str, Suite]) -> int:
+    options = RunOptions(BootMode(args.boot), args.jobs,
+                         RunLimits(args.boot_timeout, args.trigger_timeout,
+                                   args.restore_timeout),
+                         args.live, args.keep_snapshots)
+    meta.update(boot=options.boot.value, jobs=options.jobs)
+    print(f"usercopy-lab: run {meta['run_id']}, accel {meta['accel']} "
+          f"({meta['accel_reason']}), boot {options.boot.value}, {options.jobs} at once, "
           f"logs in {out_dir}", flush=True)
-    limits = RunLimits(args.boot_timeout, args.trigger_timeout)
-    results: list[TriggerResult] = []
-    meta = {"run_id": run_id, "accel": accel.accel, "accel_reason": accel.reason,
-            "suites": names}
-    for n in names:
-        results += _run_suite(suites[n], args, accel.accel, limits, out_dir)
-        write_json(results, out_dir / "results.json", meta)
+    json_path = out_dir / "results.json"
+
+    def save(results: list[TriggerResult], **more: object) -> None:
+        write_json(results, json_path, {**meta, **more})
+
+    outcome = execute(jobs, options, out_dir, sys.stdout, on_result=save)
+    save(outcome.results, interrupted=outcome.interrupted, not_run=outcome.not_run,
+         wall_seconds=round(outcome.wall_seconds, 2))
+    result_formats.write_run_files(outcome.results, meta, out_dir, suites,
+                                   args.ktap, args.junit)
     print()
-    print_table(results, sys.stdout)
-    print(f"results: {out_dir / 'results.json'}")
-    return 1 if any(r.verdict in FAILING for r in results) else 0
-
-
-def _run_suite(suite: Suite, args: argparse.Namespace, accel: str,
-               limits: RunLimits, out_dir: Path) -> list[TriggerResult]:
-    golden = suite.golden()
-    listed = {t.name: t for t in suite.triggers()}
-    wanted = args.trigger or [t.name for t in listed.values() if not t.skip_reason]
-    checks = [] if args.trigger else list(suite.checks)
-    guests = [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
-                               initramfs=args.initramfs, trigger=name,
-                               extra_cmdline=suite.cmdline, accel=accel))
-              for name in wanted]
-    guests += [(name, GuestSpec(kernel=suite.kernel_image(args.build_dir),
-                                initramfs=args.initramfs, helper=name,
-                                extra_cmdline=suite.cmdline, accel=accel))
-               for name in checks]
-    results = []
-    for name, spec in guests:
-        expected = listed[name].expected_text if name in listed and suite.expected_text else ""
-        log = out_dir / suite.name / f"{name}.log"
-        r = run_trigger(suite.name, spec, golden.get(name), expected, log, limits,
-                        live=args.live)
-        print(f"{suite.name}/{name}: {r.verdict} ({r.seconds:.1f}s) {r.summary}", flush=True)
-        results.append(r)
-    return results
+    print_table(outcome.results, sys.stdout)
+    print(f"guest wall time {outcome.wall_seconds:.1f}s; results: {json_path}")
+    if outcome.interrupted:
+        print(f"usercopy-lab: interrupted; {len(outcome.not_run)} guest(s) not run, "
+              f"partial results in {json_path}", file=sys.stderr)
+        return 130
+    return 1 if any(r.verdict in FAILING for r in outcome.results) else 0
 
 
 def cmd_match(args: argparse.Namespace) -> int:
@@ -145,7 +215,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         name, golden = args.golden[0].name, load_layered(args.golden)
     missing = [str(log) for log in args.logs if not log.is_file()]
     if missing:
-        print(f"usercopy-lab: no such file: {', '.join(missing)}", file=sys.stderr)
+        print(f"usercopy-lab: not a file: {', '.join(missing)}", file=sys.stderr)
         return 2
     results = []
     for log in args.logs:
@@ -153,6 +223,8 @@ def cmd_match(args: argparse.Namespace) -> int:
         results.append(evaluate_log(name, trigger, log, golden.get(trigger),
                                     expected.get(trigger, "")))
     print_table(results, sys.stdout)
+    result_formats.write_formats(results, {"command": "match", "suite": name},
+                                 ktap=args.ktap, junit=args.junit)
     return 1 if any(r.verdict in FAILING for r in results) else 0
 
 if __name__ == "__main__":

@@ -1,39 +1,99 @@
 """Run one guest under pexpect and keep its whole serial console.
 
 The raw console is written to the log file as it arrives, so it survives a
-timeout, a QEMU crash or a harness error.  QEMU is always killed and reaped.
+timeout, a QEMU crash, an interrupt or a harness error.  QEMU is always
+killed and reaped.  The last line of every log says how the capture ended
+(CaptureEnd), so a log can be judged again later without the harness.
+
+pexpect is imported here only when a guest is started: `match` and
+`triage` never boot and run without it.
 """
 from __future__ import annotations
 
+import ctypes
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
-import pexpect
+from .qemu_boot import BootMode, GuestSpec
 
-from .qemu_boot import GuestSpec
+if TYPE_CHECKING:
+    import pexpect
 
 READY = "USERCOPY-LAB-READY"
+WAITING = "USERCOPY-LAB-WAITING"
 START = "USERCOPY-LAB-START"
 END = "USERCOPY-LAB-END"
+_END_LINE = END + r"[^\r\n]*[\r\n]"
+TRAILER = "# usercopy-lab: capture ended: "
+
+
+class CaptureEnd(str, Enum):
+    """How a capture ended; written into the log's trailer line."""
+
+    END_MARKER = "end-marker"        # init printed its END marker
+    TIMEOUT = "timeout"              # QEMU still running, marker not seen in time
+    QEMU_EXITED = "qemu-exited"      # console closed before the END marker
+    INTERRUPTED = "interrupted"      # the run was cancelled (Ctrl-C)
+    HARNESS_ERROR = "harness-error"  # the harness could not drive QEMU
 
 
 @dataclass
 class Capture:
     log_path: Path
     seconds: float
+    mode: BootMode = BootMode.FULL
     saw_ready: bool = False
     saw_start: bool = False
     saw_end: bool = False
+    end: CaptureEnd = CaptureEnd.HARNESS_ERROR
     qemu_exit: int | None = None
     error: str | None = None     # why the capture is incomplete, if it is
+    # snapshot mode only: the restored guest never reached the trigger, so
+    # the trigger may still be run by a full boot (trigger_run does that)
+    restore_failed: bool = False
+
+
+class Cancel:
+    """Shared by the guests of one run: cancel() kills every QEMU started
+    through it (and any started later), so all captures end at once."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._children: set[Any] = set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._event.set()
+            children = list(self._children)
+        for child in children:
+            _kill(child)
+
+    def register(self, child: Any) -> None:
+        with self._lock:
+            self._children.add(child)
+            cancelled = self._event.is_set()
+        if cancelled:
+            _kill(child)
+
+    def unregister(self, child: Any) -> None:
+        with self._lock:
+            self._children.discard(child)
 
 
 class _Tee:
     """pexpect logfile_read target: the log file, plus stdout when live."""
 
-    def __init__(self, log, live: bool) -> None:
+    def __init__(self, log: IO[bytes], live: bool) -> None:
         self._log = log
         self._live = live
 
@@ -48,66 +108,238 @@ class _Tee:
         self._log.flush()
 
 
-def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
-                  trigger_timeout: float, live: bool = False) -> Capture:
-    """Boot spec, wait for READY, START, END and QEMU's exit."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-    cap = Capture(log_path=log_path, seconds=0.0)
-    argv = spec.argv()
-    with open(log_path, "wb") as log:
-        log.write(("# qemu: " + " ".join(argv) + "\n").encode())
-        log.flush()
-        child = None
+def pexpect_available() -> bool:
+    try:
+        import pexpect  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _die_with_parent() -> None:
+    """In the QEMU child: get SIGKILL if the harness dies, even by SIGKILL."""
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+class Guest:
+    """One running QEMU whose console goes to a log: a context manager that
+    always kills and reaps it."""
+
+    def __init__(self, argv: list[str], log: IO[bytes], live: bool,
+                 cancel: Cancel | None) -> None:
+        self.argv = argv
+        self._log = log
+        self._live = live
+        self._cancel = cancel
+        self.child: pexpect.spawn | None = None
+        self.exit_status: int | None = None
+
+    def __enter__(self) -> Guest:
+        import pexpect  # only where a guest boots
+
+        self.child = pexpect.spawn(self.argv[0], self.argv[1:], timeout=None,
+                                   logfile=None, echo=False,
+                                   preexec_fn=_die_with_parent)
+        self.child.logfile_read = _Tee(self._log, self._live)
+        if self._cancel is not None:
+            self._cancel.register(self.child)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.child is None:
+            return
+        if self._cancel is not None:
+            self._cancel.unregister(self.child)
+        self.exit_status = _reap(self.child)
+
+    def expect(self, pattern: Any, timeout: float) -> CaptureEnd | None:
+        """None when pattern was seen, else how the wait ended."""
+        import pexpect
+
+        assert self.child is not None
         try:
-            child = pexpect.spawn(argv[0], argv[1:], timeout=None,
-                                  logfile=None, echo=False)
-            child.logfile_read = _Tee(log, live)
-            cap.saw_ready = _expect(child, READY, boot_timeout)
-            if not cap.saw_ready:
-                cap.error = _why(child, f"no {READY} within {boot_timeout:.0f}s (boot)")
-            else:
-                cap.saw_start = _expect(child, START, trigger_timeout)
-                if not cap.saw_start:
-                    cap.error = _why(child, f"no {START} within {trigger_timeout:.0f}s")
-                else:
-                    cap.saw_end = _expect(child, END + r"[^\r\n]*[\r\n]", trigger_timeout)
-                    if not cap.saw_end:
-                        cap.error = _why(child, f"no {END} within {trigger_timeout:.0f}s (trigger)")
-                    elif not _expect(child, pexpect.EOF, boot_timeout):
-                        cap.error = f"guest did not power off within {boot_timeout:.0f}s"
-        except (pexpect.ExceptionPexpect, OSError) as exc:
-            cap.error = f"harness error: {exc}"
-        finally:
-            if child is not None:
-                cap.qemu_exit = _reap(child)
-            cap.seconds = time.monotonic() - start
-            if cap.error:
-                log.write(f"\n# usercopy-lab: {cap.error}\n".encode())
-            log.write(f"# usercopy-lab: qemu exit status {cap.qemu_exit}, "
-                      f"{cap.seconds:.1f}s\n".encode())
+            self.child.expect(pattern, timeout=timeout)
+            return None
+        except pexpect.TIMEOUT:
+            return CaptureEnd.TIMEOUT
+        except pexpect.EOF:
+            return CaptureEnd.QEMU_EXITED
+
+    def send_line(self, line: str) -> None:
+        assert self.child is not None
+        self.child.send(line + "\n")
+
+    def kill(self) -> None:
+        if self.child is not None:
+            _kill(self.child)
+
+
+def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
+                  trigger_timeout: float, live: bool = False,
+                  cancel: Cancel | None = None) -> Capture:
+    """Full boot of spec: wait for READY, START, END and QEMU's exit."""
+    cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.FULL)
+    argv = spec.argv()
+    with _Log(log_path, argv, cap, cancel) as log:
+        with Guest(argv, log.file, live, cancel) as guest:
+            steps = ((READY, boot_timeout, "boot"), (START, trigger_timeout, "trigger"),
+                     (_END_LINE, trigger_timeout, "trigger"))
+            if log.run_steps(guest, steps):
+                cap.end = CaptureEnd.END_MARKER
+                if guest.expect(eof(), boot_timeout) is not None:
+                    cap.error = f"guest did not power off within {boot_timeout:.0f}s"
+        cap.qemu_exit = guest.exit_status
     return cap
 
 
-def _expect(child: pexpect.spawn, pattern, timeout: float) -> bool:
-    try:
-        child.expect(pattern, timeout=timeout)
+@dataclass(frozen=True)
+class Restore:
+    """A saved ready guest to restore: image, tag, the console of its boot."""
+
+    image: Path
+    tag: str
+    boot_console: bytes
+    made: str                    # one line: when and how the snapshot was made
+
+
+def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
+                  restore_timeout: float, trigger_timeout: float,
+                  live: bool = False, cancel: Cancel | None = None) -> Capture:
+    """Restore the ready guest, send spec's request over the console, wait
+    for START and END, then end QEMU (after -loadvm a poweroff only halts).
+
+    The log holds the snapshot's boot console first, so it reads like the
+    console of a full boot.  restore_failed is set when the guest never
+    reached START: the caller may then boot the trigger in full instead.
+    """
+    cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.SNAPSHOT,
+                  saw_ready=True)
+    argv = spec.machine.snapshot_argv(restore.image, loadvm=restore.tag)
+    with _Log(log_path, argv, cap, cancel) as log:
+        log.note(f"boot console of the snapshot ({restore.made}):")
+        log.file.write(restore.boot_console.rstrip(b"\r\n") + b"\n")
+        log.note(f"restored snapshot {restore.tag!r} from {restore.image}; "
+                 f"sending {spec.request()!r} over the console")
+        with Guest(argv, log.file, live, cancel) as guest:
+            guest.send_line(spec.request())
+            steps = ((START, restore_timeout, "restore"),
+                     (_END_LINE, trigger_timeout, "trigger"))
+            if log.run_steps(guest, steps):
+                cap.end = CaptureEnd.END_MARKER
+            cap.restore_failed = not cap.saw_start and cap.end in (
+                CaptureEnd.TIMEOUT, CaptureEnd.QEMU_EXITED)
+            guest.kill()
+        cap.qemu_exit = guest.exit_status
+    return cap
+
+
+class _Log:
+    """The log file of one capture: header, marker steps, trailer line."""
+
+    def __init__(self, path: Path, argv: list[str], cap: Capture,
+                 cancel: Cancel | None) -> None:
+        self.path = path
+        self.argv = argv
+        self.cap = cap
+        self.cancel = cancel
+        self.file: IO[bytes]
+        self._start = 0.0
+
+    def __enter__(self) -> _Log:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._start = time.monotonic()
+        self.file = open(self.path, "wb")
+        self.file.write(("# qemu: " + " ".join(self.argv) + "\n").encode())
+        self.file.flush()
+        return self
+
+    def note(self, text: str) -> None:
+        self.file.write(f"# usercopy-lab: {text}\n".encode())
+        self.file.flush()
+
+    def run_steps(self, guest: Guest, steps: tuple[tuple[str, float, str], ...]) -> bool:
+        """Wait for each marker in turn; False (cap.end/error set) at the
+        first one that does not come."""
+        for pattern, timeout, stage in steps:
+            ended = guest.expect(pattern, timeout)
+            if ended is None:
+                self._saw(pattern)
+                continue
+            if self.cancel is not None and self.cancel.is_set():
+                ended = CaptureEnd.INTERRUPTED
+            marker = pattern.split("[", 1)[0]
+            self.cap.end = ended
+            if ended is CaptureEnd.TIMEOUT:
+                self.cap.error = f"no {marker} within {timeout:.0f}s ({stage})"
+            elif ended is CaptureEnd.QEMU_EXITED:
+                self.cap.error = f"console closed before {marker} ({stage})"
+            else:
+                self.cap.error = f"interrupted while waiting for {marker} ({stage})"
+            return False
         return True
-    except (pexpect.TIMEOUT, pexpect.EOF):
-        return False
+
+    def _saw(self, pattern: str) -> None:
+        if pattern == READY:
+            self.cap.saw_ready = True
+        elif pattern == START:
+            self.cap.saw_start = True
+        elif pattern == _END_LINE:
+            self.cap.saw_end = True
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None,
+                 tb: object) -> bool:
+        errors: tuple[type, ...] = (OSError,)
+        try:
+            import pexpect
+            errors += (pexpect.ExceptionPexpect,)
+        except ImportError:
+            pass
+        handled = exc is not None and isinstance(exc, errors)
+        if handled:
+            self.cap.end = CaptureEnd.HARNESS_ERROR
+            self.cap.error = f"harness error: {exc}"
+        self.cap.seconds = time.monotonic() - self._start
+        if self.cap.error:
+            self.note(self.cap.error)
+        self.file.write(f"{TRAILER}{self.cap.end.value}; boot {self.cap.mode.value}; "
+                        f"qemu exit status {self.cap.qemu_exit}; "
+                        f"{self.cap.seconds:.2f}s\n".encode())
+        self.file.close()
+        return handled
 
 
-def _why(child: pexpect.spawn, timeout_msg: str) -> str:
-    if not child.isalive():
-        return f"QEMU exited early (status {child.exitstatus}, signal {child.signalstatus})"
-    return timeout_msg
+def eof() -> Any:
+    """pexpect's end-of-console pattern."""
+    import pexpect
+    return pexpect.EOF
 
 
-def _reap(child: pexpect.spawn) -> int | None:
-    if child.isalive():
-        child.terminate(force=True)
+def _kill(child: Any) -> None:
+    try:
+        if child.isalive():
+            child.kill(signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _reap(child: Any) -> int | None:
+    """Kill (if still running) and wait for QEMU; its exit status or signal.
+    pexpect's own close() sleeps 0.1 s per guest even when QEMU is gone."""
+    import pexpect
+
+    _kill(child)
+    try:
+        child.wait()
+    except pexpect.ExceptionPexpect:
+        pass
+    child.delayafterclose = 0
+    child.ptyproc.delayafterclose = 0
     try:
         child.close(force=True)
-    except pexpect.ExceptionPexpect:
+    except (pexpect.ExceptionPexpect, OSError):
         pass
     return child.exitstatus if child.exitstatus is not None else child.signalstatus

@@ -33,6 +33,7 @@ class ConsoleMarkers:
     signal: int | None = None
     status: int | None = None
     lkdtm: list[str] = field(default_factory=list)   # text after "lkdtm: "
+    lkdtm_line: list[int] = field(default_factory=list)  # 1-based line of each
     checks: list[str] = field(default_factory=list)  # after "usercopy-lab-check: "
     window: Window | None = None
     bad_copy: tuple[int, int] | None = None          # (offset, size)
@@ -43,8 +44,10 @@ class ConsoleMarkers:
 
 
 def read_markers(lines: list[str]) -> ConsoleMarkers:
+    """Markers of a console given as its lines (line i is line number i+1,
+    the numbering Report.line uses when the same lines are parsed)."""
     found = ConsoleMarkers()
-    for raw in lines:
+    for num, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
         if "USERCOPY-LAB-" in line:
             if m := _START_RE.search(line):
@@ -64,6 +67,7 @@ def read_markers(lines: list[str]) -> ConsoleMarkers:
             continue
         text = line[pos + len("lkdtm: "):]
         found.lkdtm.append(text)
+        found.lkdtm_line.append(num)
         if m := _WINDOW_RE.search(text):
             found.window = Window(m.group(3), int(m.group(1)), int(m.group(2)))
         elif m := _BAD_COPY_RE.search(text):

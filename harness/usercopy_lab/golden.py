@@ -19,23 +19,45 @@ names that must appear in this order in the call trace; others may sit
 between them), offset-base (instead of a fixed offset: the offset must be
 the address LKDTM printed in its "attempting bad copy ... from kernel X:
 ADDR" line minus this base; for kernel text, whose offsets move with every
-build).
+build; a report has offset or offset-base, not both).
+
+KEYS below is the format as data.  Every key appears once per file (file
+keys) or once per report block (report keys), except lkdtm-before,
+lkdtm-expect, lkdtm-absent and report.  An unknown or repeated key, a value
+out of its range, a file that is not UTF-8, a directory named *.txt and a
+file name that is not TRIGGER.txt ([A-Z0-9_]+) are GoldenErrors naming
+file:line.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .inputs import TRIGGER, InputError, read_text
 from .report_model import KINDS, Report, usercopy_line
 
 OUTCOMES = ("killed", "returned", "xfail", "unknown-trigger")
-_REPORT_KEYS = ("direction", "object", "cache", "offset", "size", "bug-site",
-                "rip", "frames", "offset-base")
-_FILE_KEYS = ("trigger", "outcome", "lkdtm-before", "lkdtm-expect",
-              "lkdtm-absent", "report")
+DIRECTIONS = ("exposure", "overwrite")
 
 
-class GoldenError(ValueError):
+@dataclass(frozen=True)
+class _Key:
+    in_report: bool     # a key of the current report block, else of the file
+    repeat: bool = False  # may appear more than once (per file or per block)
+
+
+# The whole format: every key, where it belongs, whether it repeats.
+KEYS: dict[str, _Key] = {
+    "trigger": _Key(False), "outcome": _Key(False),
+    "lkdtm-before": _Key(False, repeat=True), "lkdtm-expect": _Key(False, repeat=True),
+    "lkdtm-absent": _Key(False, repeat=True), "report": _Key(False, repeat=True),
+    "direction": _Key(True), "object": _Key(True), "cache": _Key(True),
+    "offset": _Key(True), "size": _Key(True), "bug-site": _Key(True),
+    "rip": _Key(True), "frames": _Key(True), "offset-base": _Key(True),
+}
+
+
+class GoldenError(InputError):
     """A golden file that cannot be read; the message names file and line."""
 
 
@@ -71,6 +93,9 @@ class Golden:
 
 
 def load(path: Path) -> Golden:
+    problem = TRIGGER.problem(path.stem) if path.suffix == ".txt" else "not a .txt file"
+    if problem:
+        raise GoldenError(f"{path}: a golden file is named TRIGGER.txt: {problem}")
     trigger = ""
     outcome = ""
     reports: list[ExpectedReport] = []
@@ -78,7 +103,8 @@ def load(path: Path) -> Golden:
     expect: list[str] = []
     absent: list[str] = []
     saw_none = False
-    for num, raw in enumerate(path.read_text().splitlines(), 1):
+    seen: dict[str, int] = {}       # key -> line, for the file and the current block
+    for num, raw in enumerate(read_text(path, GoldenError).splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -87,6 +113,14 @@ def load(path: Path) -> Golden:
         where = f"{path}:{num}"
         if not sep or not value:
             raise GoldenError(f"{where}: expected 'key: value', got {raw!r}")
+        spec = KEYS.get(key)
+        if spec is None:
+            raise GoldenError(f"{where}: unknown key '{key}' (known: {', '.join(KEYS)})")
+        if spec.in_report and not reports:
+            raise GoldenError(f"{where}: '{key}' before any 'report:' line")
+        if not spec.repeat and key in seen:
+            raise GoldenError(f"{where}: '{key}' repeated (first on line {seen[key]})")
+        seen[key] = num
         if key == "trigger":
             trigger = value
         elif key == "outcome":
@@ -100,29 +134,17 @@ def load(path: Path) -> Golden:
         elif key == "lkdtm-absent":
             absent.append(value)
         elif key == "report":
+            seen = {k: n for k, n in seen.items() if not KEYS[k].in_report}
             if value == "none":
                 saw_none = True
             elif value not in KINDS:
                 raise GoldenError(f"{where}: report kind must be 'none' or one of {', '.join(KINDS)}")
             else:
                 reports.append(ExpectedReport(kind=value))
-        elif key in _REPORT_KEYS:
-            if not reports:
-                raise GoldenError(f"{where}: '{key}' before any 'report:' line")
-            if key == "frames":
-                reports[-1].frames.extend(value.split())
-            else:
-                if key in ("offset", "size") and not value.isdigit():
-                    raise GoldenError(f"{where}: {key} must be a number")
-                if key == "offset-base":
-                    try:
-                        int(value, 16)
-                    except ValueError:
-                        raise GoldenError(f"{where}: offset-base must be hex") from None
-                reports[-1].fields[key] = value
+        elif key == "frames":
+            reports[-1].frames.extend(value.split())
         else:
-            raise GoldenError(f"{where}: unknown key '{key}' (known: "
-                              f"{', '.join(_FILE_KEYS + _REPORT_KEYS)})")
+            reports[-1].fields[key] = _report_value(where, key, value, reports[-1])
     if trigger != path.stem:
         raise GoldenError(f"{path}: 'trigger: {trigger}' does not match the file name")
     if not outcome:
@@ -130,6 +152,21 @@ def load(path: Path) -> Golden:
     if saw_none == bool(reports):
         raise GoldenError(f"{path}: needs either 'report: none' or report blocks, not both")
     return Golden(path, trigger, outcome, reports, before, expect, absent)
+
+
+def _report_value(where: str, key: str, value: str, report: ExpectedReport) -> str:
+    if key in ("offset", "size") and not value.isdigit():
+        raise GoldenError(f"{where}: {key} must be a number")
+    if key == "direction" and value not in DIRECTIONS:
+        raise GoldenError(f"{where}: direction must be one of {', '.join(DIRECTIONS)}")
+    if key == "offset-base":
+        try:
+            int(value, 16)
+        except ValueError:
+            raise GoldenError(f"{where}: offset-base must be hex") from None
+    if {key, *report.fields} >= {"offset", "offset-base"}:
+        raise GoldenError(f"{where}: a report has either 'offset' or 'offset-base', not both")
+    return value
 
 
 def load_dir(path: Path) -> dict[str, Golden]:

@@ -1,20 +1,29 @@
-"""Normalize one raw console/dmesg/syslog line to the bare kernel message.
+"""One raw console/dmesg/syslog line -> the kernel message and its context.
 
 Strips, in this order: line ends and carriage returns (text after the last
-CR wins, as on a terminal), ANSI escape sequences, a syslog / journalctl
-prefix ("Aug 23 10:00:01 host kernel: ", ISO dates, bare "kernel: "),
-printk levels ("<4>"), /dev/kmsg records ("4,123,456,-;"), timestamps
-("[   12.345678]", dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg
---time-format=iso), and PRINTK_CALLER ids ("[T123]", "[    C1]").
+CR wins, as on a terminal), NUL and other control bytes, ANSI escape
+sequences, mail quoting ("> ", ">> "), what another writer glued in front
+of a kernel line ("host login: ", "** 5 printk messages dropped ** ",
+shell output before a timestamp), a syslog / journalctl prefix ("Aug 23
+10:00:01 host kernel: ", ISO dates, bare "kernel: "), /dev/kmsg records
+("4,123,456,-;"), printk levels ("<4>"), timestamps ("[   12.345678]",
+dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg --time-format=iso), and
+PRINTK_CALLER ids ("[T123]", "[    C1]").
 
-Lines that are not kernel messages (shell output, other syslog programs)
-pass through with only line ends and escapes removed.
+parse_line() also says whether the line carried a kernel prefix (stamped)
+and which caller id it had, so the parser can keep lines of one report
+together when CPUs or programs interleave.  Lines that are not kernel
+messages (shell output, other syslog programs) pass through with only line
+ends, control bytes and escapes removed.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78cDEHM])")
+# C0 controls but TAB and ESC, and DEL: binary junk in a text log
+_CONTROL = {c: None for c in (*range(0, 9), *range(10, 27), *range(28, 32), 127)}
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
@@ -22,49 +31,93 @@ _SYSLOG_DATE = rf"(?:{_MONTH} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{{4}}-\d\d-\d\d
 # "Aug 23 10:00:01 host kernel: " / "2019-08-23T10:00:01+0000 host kernel: " /
 # "kernel: " (as quoted in commit messages).
 _SYSLOG_KERNEL = re.compile(rf"^(?:<\d{{1,3}}>)?(?:{_SYSLOG_DATE} \S+ )?kernel(?:\[\d+\])?: ?")
-
+# another program's syslog line: "Aug 23 10:00:02 host myapp[123]: "
+_SYSLOG_OTHER = re.compile(rf"^(?:<\d{{1,3}}>)?{_SYSLOG_DATE} \S+ [^\s:\[]+(?:\[\d+\])?: ")
+# journalctl -o short-monotonic: "[   12.345678] host kernel: "
+_HOST_KERNEL = re.compile(r"^\S+ kernel: ?")
 _KMSG = re.compile(r"^\d+,\d+,\d+,[-c+][^;]*;")
 _LEVEL = re.compile(r"^<\d{1,3}>")
 _STAMP = re.compile(
     rf"^\[(?:\s*\d+\.\d+|{_DAY} {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})\]"
     r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+[+-]\d\d:?\d\d(?= )")
-_CALLER = re.compile(r"^\[\s*[TC]\d+\]")
+_CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
+_QUOTE = re.compile(r"^(?:> ?)+")
+_DROPPED = re.compile(r"^\*\* \d+ printk messages dropped \*\* ?")
+_LOGIN = re.compile(r"^\S+ login: ")
+# a printk timestamp inside a line: what precedes it was glued on
+_GLUED_STAMP = re.compile(r"(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
 
-def normalize(raw: str) -> str:
-    """The kernel message of raw, or raw without line ends if none."""
+@dataclass(frozen=True)
+class LogLine:
+    text: str                 # the kernel message (or the line, if none)
+    stamped: bool = False     # had a kernel prefix (timestamp, syslog, kmsg)
+    caller: str | None = None  # PRINTK_CALLER id: "T123" / "C1"
+    width: int = 0            # characters of the physical line
+    foreign: bool = False     # another program's syslog line
+
+
+def parse_line(raw: str) -> LogLine:
     line = raw.rstrip("\r\n")
     if "\r" in line:
-        tail = line.rstrip("\r").rsplit("\r", 1)[-1]
-        line = tail
-    if "\x1b" in line:
-        line = _ANSI.sub("", line)
+        line = line.rstrip("\r").rsplit("\r", 1)[-1]
+    width = len(line)
+    if not line.isprintable():
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
+        line = line.translate(_CONTROL)
     if not line:
-        return line
+        return LogLine(line, width=width)
+    c = line[0]
+    if c == ">":
+        line = _QUOTE.sub("", line)
+        c = line[:1]
+    if c == "*" and (m := _DROPPED.match(line)):
+        line = line[m.end():]
+        c = line[:1]
+    if c not in "[<0123456789" and "] " in line:
+        if m := _LOGIN.match(line):
+            line = line[m.end():]
+        elif (m := _GLUED_STAMP.search(line)) and m.start() > 0 and not _SYSLOG_KERNEL.match(line):
+            line = line[m.start():]
+    stamped = False
     m = _SYSLOG_KERNEL.match(line)
     if m:
         line = line[m.end():]
+        stamped = True
+    elif line[:1] in "<ADFJMNOS12" and _SYSLOG_OTHER.match(line) and not _STAMP.match(line):
+        return LogLine(line, width=width, foreign=True)
     if line[:1].isdigit():
         m = _KMSG.match(line)
         if m:
             line = line[m.end():]
+            stamped = True
     if line[:1] == "<":
         m = _LEVEL.match(line)
         if m:
             line = line[m.end():]
-    stripped = False
+    prefix = False
     if line[:1] == "[" or line[:1].isdigit():
         m = _STAMP.match(line)
         if m:
             line = line[m.end():]
-            stripped = True
+            prefix = stamped = True
+    caller = None
     if line[:1] == "[":
         m = _CALLER.match(line)
         if m:
+            caller = m.group(1)
             line = line[m.end():]
-            stripped = True
-    if stripped and line[:1] == " ":
+            prefix = True
+    if prefix and line[:1] == " ":
         # printk puts exactly one space after the prefix; more is content
         # (call-trace frames are indented by one).
         line = line[1:]
-    return line
+        if "kernel:" in line[:64] and (m := _HOST_KERNEL.match(line)):
+            line = line[m.end():]
+    return LogLine(line, stamped, caller, width)
+
+
+def normalize(raw: str) -> str:
+    """The kernel message of raw, or raw without line ends if none."""
+    return parse_line(raw).text

@@ -1,4 +1,16 @@
-"""How to start one fresh lab guest: the QEMU command line and accelerator."""
+"""How to start lab guests: the QEMU command lines and the accelerator.
+
+A guest boots in one of two ways (BootMode):
+
+- full: one fresh QEMU per trigger, the trigger on the kernel command line
+  (lab.trigger=NAME); init fires it and reboots, -no-reboot ends QEMU;
+- snapshot: per (kernel, command line) one guest boots to init's ready
+  point (lab.wait=console: init waits for a request line on the console)
+  and is saved with savevm into a qcow2 image (snapshot.py); then one fresh
+  QEMU per trigger restores it with -loadvm and gets "trigger=NAME" over
+  the console.  Both command lines must be identical apart from -loadvm and
+  -qmp, so they are built by one function.
+"""
 from __future__ import annotations
 
 import os
@@ -6,13 +18,62 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 QEMU = "qemu-system-x86_64"
+QEMU_IMG = "qemu-img"
 
 # Console and crash behaviour every lab guest gets.  panic=-1 reboots at once
 # on a panic, and -no-reboot turns any reboot into QEMU exiting.
 BASE_CMDLINE = "console=ttyS0 panic=-1 loglevel=7 printk.time=1"
+# init waits on the console for a request instead of reading lab.trigger=.
+WAIT_CMDLINE = "lab.wait=console"
+# The qcow2 image that holds the saved machine is attached as a drive no
+# guest device sees (if=none): it only gives savevm/loadvm a place to live.
+SNAPSHOT_DRIVE_ID = "labsnap"
+
+
+class BootMode(str, Enum):
+    SNAPSHOT = "snapshot"
+    FULL = "full"
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Everything that makes two guests the same machine up to the init
+    request: a snapshot is made and restored per Machine."""
+
+    kernel: Path
+    initramfs: Path
+    extra_cmdline: str = ""
+    memory_mb: int = 256
+    accel: str = "tcg"
+    qemu_args: tuple[str, ...] = ()      # e.g. ("-icount", "shift=0") for the bench
+
+    def argv(self, cmdline: str) -> list[str]:
+        return [
+            QEMU, "-machine", "pc", "-accel", self.accel,
+            "-nodefaults", "-no-user-config", "-cpu", "max",
+            "-m", str(self.memory_mb), "-nographic", "-serial", "stdio",
+            "-no-reboot", "-kernel", str(self.kernel),
+            "-initrd", str(self.initramfs), "-append", cmdline, *self.qemu_args,
+        ]
+
+    def ready_cmdline(self) -> str:
+        return " ".join(p for p in (BASE_CMDLINE, WAIT_CMDLINE, self.extra_cmdline) if p)
+
+    def snapshot_argv(self, image: Path, *, qmp_socket: Path | None = None,
+                      loadvm: str | None = None) -> list[str]:
+        """Boot to the ready point with image attached (and a QMP socket to
+        save it through), or restore the snapshot named loadvm from it."""
+        argv = self.argv(self.ready_cmdline())
+        argv += ["-drive", f"if=none,id={SNAPSHOT_DRIVE_ID},format=qcow2,file={image}"]
+        if qmp_socket is not None:
+            argv += ["-qmp", f"unix:{qmp_socket},server=on,wait=off"]
+        if loadvm is not None:
+            argv += ["-loadvm", loadvm]
+        return argv
 
 
 @dataclass(frozen=True)
@@ -24,6 +85,16 @@ class GuestSpec:
     extra_cmdline: str = ""
     memory_mb: int = 256
     accel: str = "tcg"
+    qemu_args: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.trigger or self.helper
+
+    @property
+    def machine(self) -> Machine:
+        return Machine(self.kernel, self.initramfs, self.extra_cmdline,
+                       self.memory_mb, self.accel, self.qemu_args)
 
     def cmdline(self) -> str:
         parts = [BASE_CMDLINE]
@@ -35,14 +106,13 @@ class GuestSpec:
             parts.append(self.extra_cmdline)
         return " ".join(parts)
 
+    def request(self) -> str:
+        """The line sent over the console to a restored guest."""
+        return f"helper={self.helper}" if self.helper else f"trigger={self.trigger}"
+
     def argv(self) -> list[str]:
-        return [
-            QEMU, "-machine", "pc", "-accel", self.accel,
-            "-nodefaults", "-no-user-config", "-cpu", "max",
-            "-m", str(self.memory_mb), "-nographic", "-serial", "stdio",
-            "-no-reboot", "-kernel", str(self.kernel),
-            "-initrd", str(self.initramfs), "-append", self.cmdline(),
-        ]
+        """Full boot: the request is on the kernel command line."""
+        return self.machine.argv(self.cmdline())
 
 
 @dataclass

@@ -4,9 +4,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Kinds a report can have, from most to least specific.
+# Kinds a report can have: the three usercopy generations, then by the
+# kernel facility that printed it (report_formats.py maps each format).
 KINDS = ("usercopy_abort", "usercopy_warn", "usercopy_legacy", "bug",
-         "warning", "oops", "kasan", "panic")
+         "warning", "oops", "kasan", "panic", "kmsan", "kcsan", "kfence",
+         "ubsan", "lockdep", "stall", "hang", "leak", "other")
 
 
 def usercopy_line(kind: str, direction: object, obj: object, cache: object,
@@ -45,15 +47,22 @@ class Report:
     size: int | None = None
     bug_site: str | None = None       # "mm/usercopy.c:99" (BUG/WARNING line)
     rip: str | None = None            # function of RIP: "usercopy_abort"
-    guilty_frame: str | None = None
-    frames: list[str] = field(default_factory=list)
+    guilty_frame: str | None = None   # the frame to blame (usercopy: the
+                                      # first outside the usercopy checks;
+                                      # else syzkaller's choice)
+    frames: list[str] = field(default_factory=list)  # reliable frames of its own trace
     frame_addresses: list[FrameAddress] = field(default_factory=list)  # per frame
     kernel: str | None = None         # "6.1.0 #1" etc., when the log says
     lkdtm_address: int | None = None  # last "attempting bad copy ... from
                                       # kernel X: ADDR" before the report
-    truncated: bool = False
+    truncated: bool = False           # cannot say what it is: header
+                                      # details lost, trace cut where other
+                                      # output goes on, no frame to blame
     title: str = ""
+    syz_title: str = ""               # syzkaller's title for it ("" if
+                                      # syzkaller would not report it)
     signature: str = ""
+    secondary: bool = False           # after an earlier oops in this boot
     lines: list[str] = field(default_factory=list)  # normalized report text
 
     def to_json(self) -> dict[str, Any]:

@@ -23,12 +23,18 @@ def print_table(results: list[TriggerResult], out: TextIO) -> None:
         print(fmt.format(row[0], row[1], row[2][:widths[2]], row[3]), file=out)
         for d in r.diffs:
             print(f"    {d}", file=out)
+        if r.fallback:
+            print(f"    full boot instead of snapshot: {r.fallback}", file=out)
         if r.verdict in FAILING:
             print(f"    log: {r.log}", file=out)
     counts = Counter(r.verdict for r in results)
     print(", ".join(f"{n} {v.lower()}" for v, n in sorted(counts.items())), file=out)
     failed = sum(counts[v] for v in FAILING)
     print(f"triggers: {len(results) - failed} passed, {failed} failed", file=out)
+    boots = Counter(r.boot for r in results)
+    fell_back = sum(1 for r in results if r.fallback)
+    print("boots: " + ", ".join(f"{n} {b}" for b, n in sorted(boots.items()))
+          + (f" ({fell_back} fell back from snapshot to full)" if fell_back else ""), file=out)
 
 
 def write_json(results: list[TriggerResult], path: Path, meta: dict[str, Any]) -> None:

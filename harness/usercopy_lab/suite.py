@@ -1,18 +1,24 @@
-"""Suites (suites.toml) and their trigger lists (selftests tests.txt format)."""
+"""Suites (suites.toml) and their trigger lists (selftests tests.txt format).
+
+suites.toml holds one table per suite.  SUITE_KEYS is the whole format: one
+line per key says which Suite field it fills, how its value is checked and
+whether it is required; adding a key is a line there and a field in Suite.
+Entries that are not tables, unknown keys and values of the wrong type are
+refused with file:line.
+"""
 from __future__ import annotations
 
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from .golden import Golden, load_layered
+from .inputs import CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, read_text
 
 
-_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]*")
-
-
-class SuiteError(ValueError):
+class SuiteError(InputError):
     pass
 
 
@@ -26,13 +32,14 @@ class Trigger:
 @dataclass(frozen=True)
 class Suite:
     name: str
-    kernel: str            # build/kernel-<kernel>/
-    cmdline: str
+    kernel: str                    # build/kernel-<kernel>/
     golden_dirs: tuple[Path, ...]  # searched in order: a variant's own first
     triggers_file: Path
+    cmdline: str = ""              # added to the guest kernel command line
     checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
     only: tuple[str, ...] = ()     # run only these triggers of triggers_file
     expected_text: bool = True     # check tests.txt's expected-text column
+    selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -53,41 +60,178 @@ class Suite:
         return load_layered(self.golden_dirs)
 
 
+# A key's parser gets the TOML value and the folder of suites.toml and
+# returns the field's value, or raises ValueError saying what is wrong.
+Parse = Callable[[Any, Path], Any]
+
+
+@dataclass(frozen=True)
+class Key:
+    field: str
+    parse: Parse
+    required: bool = False
+
+
+def _string(value: Any, _root: Path) -> str:
+    if not isinstance(value, str) or "\n" in value:
+        raise ValueError(f"must be a one-line string, got {value!r}")
+    return value
+
+
+def _bool(value: Any, _root: Path) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, got {value!r}")
+    return value
+
+
+def _path(value: Any, root: Path) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"must be a path (string), got {value!r}")
+    return root / value
+
+
+def _paths(value: Any, root: Path) -> tuple[Path, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ValueError(f"must be a path or a non-empty list of paths, got {value!r}")
+    return tuple(_path(v, root) for v in items)
+
+
+def _names(rule: NameRule) -> Parse:
+    def parse(value: Any, _root: Path) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise ValueError(f"must be a list of names, got {value!r}")
+        for v in value:
+            if problem := rule.problem(v):
+                raise ValueError(problem)
+        if len(set(value)) != len(value):
+            raise ValueError(f"names a {rule.what} twice")
+        return tuple(value)
+    return parse
+
+
+def _name(rule: NameRule) -> Parse:
+    def parse(value: Any, _root: Path) -> str:
+        if problem := rule.problem(value):
+            raise ValueError(problem)
+        return value
+    return parse
+
+
+def _one_of(*allowed: str) -> Parse:
+    shown = " or ".join(f'"{a}"' for a in allowed)
+
+    def parse(value: Any, _root: Path) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be {shown}, got {value!r}")
+        return value
+    return parse
+
+
+def _checks(value: Any, root: Path) -> tuple[str, ...]:
+    names = _names(CHECK)(value, root)
+    for n in names:
+        if not (root / "initramfs-src" / f"{n}.c").is_file():
+            raise ValueError(f"no check program initramfs-src/{n}.c")
+    return names
+
+
+SUITE_KEYS: dict[str, Key] = {
+    "kernel": Key("kernel", _name(KERNEL), required=True),
+    "golden": Key("golden_dirs", _paths, required=True),
+    "triggers": Key("triggers_file", _path, required=True),
+    "cmdline": Key("cmdline", _string),
+    "checks": Key("checks", _checks),
+    "only": Key("only", _names(TRIGGER)),
+    "expected_text": Key("expected_text", _bool),
+    "selftests": Key("selftests", _one_of("tree", "lab")),
+}
+
+
 def load_suites(path: Path) -> dict[str, Suite]:
+    text = read_text(path, SuiteError)
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SuiteError(f"{path}: {exc}") from exc
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"{path}: {exc}") from None
+    lines = _key_lines(text)
     root = path.parent
     suites = {}
     for name, table in data.items():
-        missing = {"kernel", "golden", "triggers"} - table.keys()
+        where = f"{path}:{lines.get((name, None), 1)}"
+        if not isinstance(table, dict):
+            raise SuiteError(f"{where}: '{name}' is not a [suite] table")
+        if problem := SUITE.problem(name):
+            raise SuiteError(f"{where}: {problem}")
+        missing = [k for k, key in SUITE_KEYS.items() if key.required and k not in table]
         if missing:
-            raise SuiteError(f"{path}: suite [{name}] lacks {', '.join(sorted(missing))}")
-        golden = table["golden"]
-        golden = [golden] if isinstance(golden, str) else golden
-        suites[name] = Suite(name, table["kernel"], table.get("cmdline", ""),
-                             tuple(root / g for g in golden), root / table["triggers"],
-                             tuple(table.get("checks", ())), tuple(table.get("only", ())),
-                             bool(table.get("expected_text", True)))
+            raise SuiteError(f"{where}: suite [{name}] lacks {', '.join(missing)}")
+        fields: dict[str, Any] = {}
+        for k, value in table.items():
+            at = f"{path}:{lines.get((name, k), lines.get((name, None), 1))}"
+            if k not in SUITE_KEYS:
+                raise SuiteError(f"{at}: suite [{name}]: unknown key '{k}' "
+                                 f"(known: {', '.join(SUITE_KEYS)})")
+            try:
+                fields[SUITE_KEYS[k].field] = SUITE_KEYS[k].parse(value, root)
+            except ValueError as exc:
+                raise SuiteError(f"{at}: suite [{name}] {k}: {exc}") from None
+        suites[name] = Suite(name=name, **fields)
     return suites
+
+
+_HEADER_RE = re.compile(r"\s*\[\s*([^\]\s]+)\s*\]")
+_KEY_RE = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=")
+
+
+def _key_lines(text: str) -> dict[tuple[str, str | None], int]:
+    """(table, key) -> line number, for messages; (name, None) is the
+    [name] header or a top-level 'name = ...' line.  Only simple TOML (what
+    suites.toml uses) is located; anything else is reported at line 1."""
+    found: dict[tuple[str, str | None], int] = {}
+    table: str | None = None
+    for num, line in enumerate(text.splitlines(), 1):
+        if m := _HEADER_RE.match(line):
+            table = m.group(1)
+            found.setdefault((table, None), num)
+        elif m := _KEY_RE.match(line):
+            key = (table, m.group(1)) if table else (m.group(1), None)
+            found.setdefault(key, num)
+    return found
 
 
 def read_tests_txt(path: Path) -> list[Trigger]:
     triggers = []
-    for raw in path.read_text().splitlines():
+    seen: dict[str, int] = {}
+    for num, raw in enumerate(read_text(path, SuiteError).splitlines(), 1):
         line = raw.strip()
-        if not line or line.startswith("# "):
+        if not line or line == "#" or line.startswith("# "):
             continue
         skipped = line.startswith("#")
         name, _, rest = line.lstrip("#").partition(" ")
-        if not _NAME_RE.fullmatch(name):
-            raise SuiteError(f"{path}: {raw!r} is not 'NAME expected-text'")
+        if problem := TRIGGER.problem(name):
+            raise SuiteError(f"{path}:{num}: {raw!r} is not 'NAME expected-text': {problem}")
+        if name in seen:
+            raise SuiteError(f"{path}:{num}: {name} is listed twice (first on line {seen[name]})")
+        seen[name] = num
         if skipped:
             triggers.append(Trigger(name, "", rest.strip() or "skipped"))
         else:
             triggers.append(Trigger(name, rest.strip()))
     return triggers
+
+
+@dataclass(frozen=True)
+class SuiteInputs:
+    """A suite's files, read and checked: its golden files and trigger list."""
+    golden: dict[str, Golden]
+    triggers: list[Trigger]
+
+
+def load_inputs(suites: dict[str, Suite]) -> dict[str, SuiteInputs]:
+    """Every suite's golden files and trigger list, read once; the first bad
+    one raises its InputError (file:line).  Done before any guest boots."""
+    return {name: SuiteInputs(s.golden(), s.triggers()) for name, s in suites.items()}
 
 
 def pick(suites: dict[str, Suite], names: list[str]) -> list[Suite]:

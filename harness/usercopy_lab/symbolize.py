@@ -2,8 +2,13 @@
 
 Takes the frames the parser read (Report.frame_addresses: reliable frames
 only, in trace order) and resolves them with binutils the way
-scripts/faddr2line does: `nm` gives each function's start address,
-`addr2line -f -i` resolves the address.  Call-trace entries are return
+scripts/faddr2line does: `nm -S` gives every function's start address and
+size, `addr2line -f -i` resolves the address.  A name can belong to several
+functions (static functions of the same name in several files): every
+definition the offset fits in (offset <= size) is resolved, and when they
+name different places all are shown, "a.c:10 | b.c:20", rather than
+silently picking one.  (faddr2line also compares the size printed after the
+'/' in the trace; the frames as parsed carry only name and offset.)  Call-trace entries are return
 addresses, so start+offset-1 is resolved (as gdb does for caller frames):
 the return address itself names the line after the call, and after a call
 to a noreturn function such as usercopy_abort() that is another statement
@@ -28,7 +33,8 @@ class SymbolizeError(RuntimeError):
 @dataclass
 class Symbolizer:
     vmlinux: Path
-    _symbols: dict[str, int] = field(default_factory=dict)
+    # name -> (start, size) of every function of that name; size 0: unknown
+    _symbols: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def check(self) -> None:
         if not self.vmlinux.is_file():
@@ -41,34 +47,42 @@ class Symbolizer:
             raise SymbolizeError(
                 f"{self.vmlinux} has no debug info (.debug_line); rebuild with "
                 "CONFIG_DEBUG_INFO=y to get file:line, frames left as function names")
-        for line in _run(["nm", "--defined-only", str(self.vmlinux)]).splitlines():
+        for line in _run(["nm", "--defined-only", "-S", str(self.vmlinux)]).splitlines():
             parts = line.split()
-            if len(parts) == 3 and parts[1] in "tTwW":
-                self._symbols.setdefault(parts[2], int(parts[0], 16))
+            if len(parts) == 3:         # no size: "ADDR TYPE NAME"
+                parts.insert(1, "0")
+            if len(parts) == 4 and parts[2] in ("t", "T", "w", "W"):
+                self._symbols.setdefault(parts[3], []).append(
+                    (int(parts[0], 16), int(parts[1], 16)))
         if not self._symbols:
             raise SymbolizeError(f"{self.vmlinux} has no symbol table")
 
     def resolve(self, frames: list[FrameAddress]) -> list[str]:
-        """One "func file:line" (or "func (not resolved: why)") per frame."""
-        addrs: list[int | None] = []
-        for fr in frames:
-            base = None if fr.module else self._symbols.get(fr.symbol)
-            # offset 0 is not a return address (nothing was called yet)
-            addrs.append(None if base is None else base + fr.offset - (fr.offset > 0))
-        wanted = [a for a in addrs if a is not None]
+        """One "func file:line" (or "func (not resolved: why)") per frame;
+        "func a.c:1 | b.c:2" when several functions of that name fit."""
+        # offset 0 is not a return address (nothing was called yet)
+        cands = [[] if fr.module else
+                 [start + fr.offset - (fr.offset > 0)
+                  for start, size in self._symbols.get(fr.symbol, [])
+                  if size == 0 or fr.offset <= size]
+                 for fr in frames]
+        wanted = sorted({a for c in cands for a in c})
         where: dict[int, str] = {}
         if wanted:
             text = _run(["addr2line", "-e", str(self.vmlinux), "-f", "-i", "-a"],
                         "\n".join(hex(a) for a in wanted) + "\n")
             where = _parse_addr2line(text)
         out = []
-        for fr, addr in zip(frames, addrs):
+        for fr, addrs in zip(frames, cands):
             if fr.module:
                 out.append(f"{fr.symbol} (module {fr.module}: needs its .ko)")
-            elif addr is None:
-                out.append(f"{fr.symbol} (not in {self.vmlinux.name})")
+            elif not addrs:
+                why = f"offset {fr.offset:#x} beyond every {fr.symbol}" \
+                    if fr.symbol in self._symbols else f"not in {self.vmlinux.name}"
+                out.append(f"{fr.symbol} ({why})")
             else:
-                out.append(f"{fr.symbol} {where.get(addr, '??:0')}")
+                places = dict.fromkeys(where.get(a, "??:0") for a in addrs)
+                out.append(f"{fr.symbol} {' | '.join(places)}")
         return out
 
 

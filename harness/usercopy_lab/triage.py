@@ -1,14 +1,20 @@
 """usercopy-lab triage: classify, title, deduplicate and diff kernel logs.
 
-    usercopy-lab triage [--json] [--baseline RESULTS_JSON_OR_DIR]
-                        [--vmlinux FILE] [--golden DIR] LOG_OR_DIR...
+    usercopy-lab triage [--json] [--syz-titles] [--baseline RESULTS_JSON_OR_DIR]
+                        [--vmlinux FILE] [--golden DIR] [--max-decompressed MIB]
+                        LOG_OR_DIR_OR_-...
 
 Reads serial consoles, dmesg (-T), journalctl -k and syslog files (plain or
-.gz/.xz/.bz2), streaming, and prints one row per distinct report signature:
-count, kind, first file:line, title.  --json prints one JSON object per
-report per line instead.  --baseline marks every signature new / still
-present / gone and exits 1 when anything is new.  --golden names the golden
-file a report matches.  --vmlinux resolves frames to file:line.
+.gz/.xz/.bz2; "-" is standard input), streaming, and prints one row per
+distinct report signature: count, kind, first file:line, title.  --json
+prints one JSON object per report per line instead (with syz_title, the
+title syzkaller gives the report).  --syz-titles shows syzkaller's titles
+in the table.  --baseline marks every signature new / still present /
+gone and exits 1 when anything is new.  --golden names the golden file a
+report matches.  --vmlinux resolves frames to file:line.  A compressed log
+that expands past --max-decompressed MiB (default 1024) is refused, as a
+decompression bomb.  Directories are searched for logs; symbolic links are
+followed, each directory and file once.
 
 Exit status: 0 ok, 1 new signatures against the baseline, 2 nothing could
 be read (or bad arguments).
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import lzma
+import os
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
@@ -26,12 +33,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .golden import Golden, load_dir, match_report
-from .oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, make_signature
+from .oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, iter_stream, make_signature
+from .log_reader import open_stream
 from .report_model import Report
 
 LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial",
                 ".gz", ".xz", ".bz2"}
 _READ_ERRORS = (OSError, LogFormatError, lzma.LZMAError, EOFError, zlib.error)
+STDIN = Path("-")
+DEFAULT_MAX_DECOMPRESSED_MIB = 1024
 STATUS_NEW, STATUS_STILL, STATUS_GONE = "new", "still present", "gone"
 GOLDEN_MATCH_LIMIT = 50   # reports per signature matched against golden files
 
@@ -48,11 +58,15 @@ class Inputs:
 
 
 def find_logs(paths: list[Path]) -> Inputs:
-    """Files to read: named files as given, directories searched for logs."""
+    """Files to read: named files (and "-") as given, directories searched
+    for logs."""
     out = Inputs()
+    seen: set[tuple[int, int]] = set()
     for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and _is_log_name(p))
+        if path == STDIN:
+            out.files.append(path)
+        elif path.is_dir():
+            found = _walk(path, seen, out.problems)
             if not found:
                 out.problems.append(f"{path}: directory has no log files "
                                     f"({', '.join(sorted(s or 'no suffix' for s in LOG_SUFFIXES))})")
@@ -62,6 +76,41 @@ def find_logs(paths: list[Path]) -> Inputs:
         else:
             out.problems.append(f"{path}: no such file or directory")
     return out
+
+
+def _walk(root: Path, seen: set[tuple[int, int]], problems: list[str]) -> list[Path]:
+    """Log files under root, in name order; symbolic links are followed,
+    but no directory or file is read twice (a link loop ends there)."""
+    found: list[Path] = []
+    todo = [root]
+    while todo:
+        folder = todo.pop()
+        try:
+            st = folder.stat()
+            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except OSError as exc:
+            problems.append(f"{folder}: {exc.strerror or exc}")
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            if folder != root:
+                problems.append(f"{folder}: already read (a symbolic link loop?); skipped")
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        files = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                if entry.is_dir():
+                    todo.append(path)
+                elif entry.is_file() and _is_log_name(path):
+                    est = entry.stat()
+                    if (est.st_dev, est.st_ino) not in seen:
+                        seen.add((est.st_dev, est.st_ino))
+                        files.append(path)
+            except OSError:
+                continue
+        found.extend(reversed(files))
+    return found
 
 
 def _is_log_name(p: Path) -> bool:
@@ -76,25 +125,31 @@ class ScanCount:
     failed: int = 0
 
 
-def scan(files: list[Path], err: TextIO, count: ScanCount | None = None) -> Iterator[Report]:
+def scan(files: list[Path], err: TextIO, count: ScanCount | None = None,
+         max_decompressed: int = DEFAULT_MAX_DECOMPRESSED_MIB << 20) -> Iterator[Report]:
     """Reports of every readable file; a clear line on err for the others."""
     count = count if count is not None else ScanCount()
     for path in files:
         stats = ScanStats()
+        name = "<stdin>" if path == STDIN else str(path)
         try:
-            yield from iter_file(path, stats)
+            if path == STDIN:
+                with open_stream(sys.stdin.buffer, max_decompressed) as f:
+                    yield from iter_stream(f, name, stats)
+            else:
+                yield from iter_file(path, stats, max_decompressed=max_decompressed)
         except _READ_ERRORS as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            print(f"triage: {path}: {why or type(exc).__name__}; skipped", file=err)
+            print(f"triage: {name}: {why or type(exc).__name__}; skipped", file=err)
             count.failed += 1
             continue
         count.read += 1
         if stats.bytes == 0:
-            print(f"triage: {path}: empty file", file=err)
+            print(f"triage: {name}: empty file", file=err)
         if stats.long_lines:
-            print(f"triage: {path}: {stats.long_lines} line(s) longer than "
+            print(f"triage: {name}: {stats.long_lines} line(s) longer than "
                   f"{MAX_LINE // 1024} KiB (first: line {stats.first_long_line}); "
-                  "only their first 64 KiB were read", file=err)
+                  f"read in {MAX_LINE // 1024} KiB pieces", file=err)
 
 
 # --------------------------------------------------------------- baseline
@@ -187,6 +242,7 @@ class Row:
     count: int = 0
     golden: list[str] = field(default_factory=list)
     all_truncated: bool = True
+    all_secondary: bool = True
     status: str | None = None
     symbolized: list[str] = field(default_factory=list)
 
@@ -196,7 +252,7 @@ def _where(rep: Report) -> str:
 
 
 def print_table(rows: list[Row], gone: list[Report], out: TextIO,
-                with_status: bool) -> None:
+                with_status: bool, syz_titles: bool = False) -> None:
     if not rows and not gone:
         print("no kernel reports found", file=out)
         return
@@ -212,10 +268,13 @@ def print_table(rows: list[Row], gone: list[Report], out: TextIO,
         extra = ""
         if row.all_truncated:
             extra += "  [truncated]"
+        if row.all_secondary:
+            extra += "  [secondary]"
         if row.golden:
             extra += f"  [golden: {', '.join(row.golden)}]"
+        title = (rep.syz_title or f"({rep.title})") if syz_titles else rep.title
         line = (f"{row.count:>5}  {rep.kind:<{kind_w}}  {_where(rep):<{first_w}}  "
-                f"{rep.title}{extra}")
+                f"{title}{extra}")
         if with_status:
             line = f"{row.status or '':<{status_w}}  " + line
         print(line, file=out)
@@ -241,8 +300,24 @@ def add_parser(subparsers: Any) -> None:
                    help="resolve frames to file:line (needs debug info)")
     p.add_argument("--golden", type=Path, action="append", metavar="DIR",
                    help="golden directory (expected-oops/ or one suite of it)")
-    p.add_argument("paths", type=Path, nargs="+", metavar="LOG_OR_DIR")
+    p.add_argument("--syz-titles", action="store_true",
+                   help="show syzkaller's titles (as on the syzbot dashboard) in the table")
+    p.add_argument("--max-decompressed", type=_mib, default=DEFAULT_MAX_DECOMPRESSED_MIB,
+                   metavar="MIB", help="refuse a compressed log that expands past this "
+                   f"(default {DEFAULT_MAX_DECOMPRESSED_MIB} MiB)")
+    p.add_argument("paths", type=Path, nargs="+", metavar="LOG_OR_DIR",
+                   help='log files, directories of logs, or "-" for standard input')
     p.set_defaults(func=run)
+
+
+def _mib(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: want a positive number of MiB")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -278,7 +353,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     rows: dict[str, Row] = {}
     counted = ScanCount()
-    for rep in scan(inputs.files, err, counted):
+    for rep in scan(inputs.files, err, counted, args.max_decompressed << 20):
         row = rows.get(rep.signature)
         new_row = row is None
         names: list[str] = []
@@ -292,6 +367,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 row.symbolized = _symbolize(symbolizer, rep, err)
         row.count += 1
         row.all_truncated = row.all_truncated and rep.truncated
+        row.all_secondary = row.all_secondary and rep.secondary
         row.golden.extend(n for n in names if n not in row.golden)
         if args.json:
             obj = rep.to_json()
@@ -315,7 +391,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             obj["baseline"] = STATUS_GONE
             print(json.dumps(obj), file=out)
     else:
-        print_table(list(rows.values()), gone, out, baseline is not None)
+        print_table(list(rows.values()), gone, out, baseline is not None, args.syz_titles)
     if baseline is not None:
         new = sum(1 for r in rows.values() if r.status == STATUS_NEW)
         print(f"triage: baseline: {new} new, "

@@ -1,16 +1,22 @@
-"""One trigger, end to end: fresh guest -> console log -> reports -> verdict."""
+"""One trigger, end to end: guest -> console log -> reports -> verdict.
+
+The guest is a restored snapshot (snapshot mode) or a fresh full boot; a
+restore that never reaches the trigger falls back to a full boot, and the
+result records which boot its verdict came from and why.
+"""
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .console_capture import capture_guest
+from .console_capture import Cancel, Capture, Restore, capture_guest, restore_guest
 from .console_markers import ConsoleMarkers, read_markers
+from .faults import classify
 from .golden import Golden
 from .oops_parser import iter_reports
-from .qemu_boot import GuestSpec
+from .qemu_boot import BootMode, GuestSpec
 from .report_model import Report
 from .verdict import ERROR, Verdict, decide, decide_check
 
@@ -27,11 +33,16 @@ class TriggerResult:
     diffs: list[str] = field(default_factory=list)
     expected_text_seen: bool | None = None
     reports: list[Report] = field(default_factory=list)
+    fault: str | None = None        # faults.Fault value of an ERROR
+    boot: str = BootMode.FULL.value
+    fallback: str | None = None     # why a snapshot-mode trigger booted in full
 
     def to_json(self) -> dict[str, Any]:
         return {
             "suite": self.suite, "name": self.trigger, "verdict": self.verdict,
-            "summary": self.summary, "seconds": round(self.seconds, 2),
+            "fault": self.fault, "summary": self.summary,
+            "seconds": round(self.seconds, 2), "boot": self.boot,
+            "boot_fallback": self.fallback,
             "log": self.log, "golden": self.golden, "diffs": self.diffs,
             "expected_text_seen": self.expected_text_seen,
             "reports": [r.to_json() for r in self.reports],
@@ -42,21 +53,54 @@ class TriggerResult:
 class RunLimits:
     boot_timeout: float = 60.0
     trigger_timeout: float = 60.0
+    restore_timeout: float = 20.0    # restored guest to START, else full boot
+
+
+@dataclass(frozen=True)
+class Boot:
+    """How run_trigger gets its guest: restore (snapshot mode), or a full
+    boot, with the reason when snapshot mode was asked for."""
+
+    restore: Restore | None = None
+    fallback: str | None = None
+    on_restore_failed: Callable[[str], None] | None = None
 
 
 def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
                 expected_text: str, log_path: Path, limits: RunLimits,
-                live: bool = False) -> TriggerResult:
+                live: bool = False, boot: Boot = Boot(),
+                cancel: Cancel | None = None, selftests: bool = False) -> TriggerResult:
+    fallback = boot.fallback
     try:
-        cap = capture_guest(spec, log_path, limits.boot_timeout,
-                            limits.trigger_timeout, live=live)
+        cap: Capture | None = None
+        if boot.restore is not None:
+            cap = restore_guest(spec, boot.restore, log_path, limits.restore_timeout,
+                                limits.trigger_timeout, live=live, cancel=cancel)
+            if cap.restore_failed and not (cancel and cancel.is_set()):
+                kept = log_path.with_suffix(".restore-failed.log")
+                log_path.replace(kept)
+                fallback = f"restore failed: {cap.error} (console: {kept})"
+                if boot.on_restore_failed is not None:
+                    boot.on_restore_failed(f"{spec.name}: {cap.error}")
+                cap = None
+        if cap is None:
+            cap = capture_guest(spec, log_path, limits.boot_timeout,
+                                limits.trigger_timeout, live=live, cancel=cancel)
     except Exception as exc:  # the log must still be reported, never lost
-        return TriggerResult(suite, spec.trigger or spec.helper, ERROR,
-                             f"harness error: {exc!r}", 0.0, str(log_path), None)
+        return TriggerResult(suite, spec.name, ERROR, f"harness error: {exc!r}", 0.0,
+                             str(log_path), None, fault="harness-error", fallback=fallback)
     if spec.helper:
-        return evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds)
-    return evaluate_log(suite, spec.trigger, log_path, golden, expected_text,
-                        cap.error, cap.seconds)
+        result = evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds)
+    elif selftests:
+        from .selftests import evaluate_selftest_log   # selftests imports this module
+        result = evaluate_selftest_log(suite, spec.trigger, log_path, golden,
+                                       cap.error, cap.seconds)
+    else:
+        result = evaluate_log(suite, spec.trigger, log_path, golden, expected_text,
+                              cap.error, cap.seconds)
+    result.boot = cap.mode.value
+    result.fallback = fallback
+    return result
 
 
 def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None,
@@ -67,27 +111,44 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
     verdict: Verdict = decide(trigger, capture_error, markers, reports, golden)
     seen = None
     if expected_text:
-        # An extended regular expression, case-insensitive: run.sh's grep -E -qi.
-        seen = re.search(expected_text, text, re.IGNORECASE) is not None
+        # run.sh's own check: grep -E -qi over what the test added.
+        from .selftests import grep_eqi, lines_after_start, upstream_expect
+        seen = grep_eqi(upstream_expect(expected_text)[0], lines_after_start(text))
         if not seen and verdict.verdict == "PASS":
             verdict.verdict = "FAIL"
             verdict.diffs.append(f"tests.txt: expected text {expected_text!r} not on the console")
+    fault = _fault(verdict, text, markers, reports)
     return TriggerResult(suite, trigger, verdict.verdict, verdict.summary, seconds,
                          str(log_path), str(golden.path) if golden else None,
-                         verdict.diffs, seen, reports)
+                         verdict.diffs, seen, reports, fault)
 
 
 def evaluate_check_log(suite: str, name: str, log_path: Path,
                        capture_error: str | None = None,
                        seconds: float = 0.0) -> TriggerResult:
     """Verdict for the console of an in-guest check program."""
-    _, markers, reports = _read_console(log_path)
+    text, markers, reports = _read_console(log_path)
     verdict = decide_check(name, capture_error, markers, reports)
+    fault = _fault(verdict, text, markers, reports)
     return TriggerResult(suite, name, verdict.verdict, verdict.summary, seconds,
-                         str(log_path), None, verdict.diffs, None, reports)
+                         str(log_path), None, verdict.diffs, None, reports, fault)
+
+
+def _fault(verdict: Verdict, text: str, markers: ConsoleMarkers,
+           reports: list[Report]) -> str | None:
+    """The named harness fault of an ERROR (faults.py); the summary says it too."""
+    if verdict.verdict != ERROR:
+        return None
+    fault = classify(text, markers, reports)
+    if fault is None:
+        return None
+    verdict.summary = f"{fault.value}: {verdict.summary}"
+    return fault.value
 
 
 def _read_console(log_path: Path) -> tuple[str, ConsoleMarkers, list[Report]]:
-    text = log_path.read_bytes().decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    return text, read_markers(lines), list(iter_reports(lines, str(log_path)))
+    from .log_reader import split_lines
+    data = log_path.read_bytes()
+    lines = split_lines(data)  # line N is line N of the file ("\r\r\n" is one end)
+    return data.decode("utf-8", errors="replace"), read_markers(lines), \
+        list(iter_reports(lines, str(log_path)))

@@ -78,19 +78,28 @@ def _compare(golden: Golden, markers: ConsoleMarkers,
             found = match_expected(golden.reports[i], reports[i])
             diffs += [f"report {i + 1} {d}" for d in found]
 
-    diffs += _compare_lkdtm(golden, markers)
+    diffs += _compare_lkdtm(golden, markers, reports[0].line if reports else None)
     diffs += _cross_check(markers, reports)
     return diffs
 
 
-def _compare_lkdtm(golden: Golden, markers: ConsoleMarkers) -> list[str]:
+def _compare_lkdtm(golden: Golden, markers: ConsoleMarkers,
+                   first_report: int | None) -> list[str]:
+    """lkdtm-before lines in order and above the first report (first_report:
+    its console line; None: no report, then the order alone is checked)."""
     diffs = []
     pos = 0
+    before = len(markers.lkdtm) if first_report is None else \
+        sum(1 for n in markers.lkdtm_line if n < first_report)
     for want in golden.lkdtm_before:
-        hit = next((i for i in range(pos, len(markers.lkdtm))
-                    if want in markers.lkdtm[i]), None)
+        hit = next((i for i in range(pos, before) if want in markers.lkdtm[i]), None)
         if hit is None:
-            diffs.append(f"lkdtm-before: expected {want!r} (in order), not seen")
+            late = next((markers.lkdtm_line[i] for i in range(pos, len(markers.lkdtm))
+                         if want in markers.lkdtm[i]), None)
+            where = f"only at line {late}, after the report at line {first_report}" \
+                if late is not None and first_report is not None else "not seen"
+            diffs.append(f"lkdtm-before: expected {want!r} (in order, before the "
+                         f"first report), {where}")
         else:
             pos = hit + 1
     for want in golden.lkdtm_expect:

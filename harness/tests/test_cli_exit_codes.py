@@ -1,0 +1,147 @@
+"""`usercopy-lab run` exit status: 0 all pass, 1 a trigger FAILed, 2 the run
+could not be done (one line on stderr, no traceback, no guest booted).
+
+QEMU is replaced by a fake qemu-system-x86_64 on PATH that replays the
+console captured from the real lab kernel for the trigger on its command
+line (testdata/console-series/default/) and records every start, the way
+kunit_tool's tests stand in for QEMU.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from usercopy_lab.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+CONSOLES = Path(__file__).parent / "testdata" / "console-series" / "default"
+
+FAKE_QEMU = f"""#!{sys.executable}
+# Fake qemu-system-x86_64: prints the console captured for lab.trigger=NAME
+# (FAKE_QEMU_REPLAY=NAME replays another trigger's console instead) and
+# appends its command line to $FAKE_QEMU_STARTS.
+import os, sys
+append = sys.argv[sys.argv.index("-append") + 1]
+name = [a.split("=", 1)[1] for a in append.split() if a.startswith("lab.trigger=")][0]
+with open(os.environ["FAKE_QEMU_STARTS"], "a") as starts:
+    starts.write(append + "\\n")
+name = os.environ.get("FAKE_QEMU_REPLAY") or name
+sys.stdout.buffer.write(open(os.path.join({str(CONSOLES)!r}, name + ".log"), "rb").read())
+"""
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """A build folder with a (never booted) kernel and initramfs, and the
+    fake QEMU first on PATH; returns the argument list for `run`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    qemu = bin_dir / "qemu-system-x86_64"
+    qemu.write_text(FAKE_QEMU)
+    qemu.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_QEMU_STARTS", str(tmp_path / "starts"))
+    image = tmp_path / "build/kernel-default/arch/x86/boot/bzImage"
+    image.parent.mkdir(parents=True)
+    image.write_text("not a kernel")
+    (tmp_path / "initramfs.cpio").write_text("not an initramfs")
+    return ["run", "--accel", "tcg", "--suite", "default",
+            "--build-dir", str(tmp_path / "build"),
+            "--initramfs", str(tmp_path / "initramfs.cpio"),
+            "--results", str(tmp_path / "results")]
+
+
+def starts(tmp_path: Path) -> list[str]:
+    path = tmp_path / "starts"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err.strip()
+
+
+def test_all_pass_is_0(lab, tmp_path):
+    assert main(lab + ["--trigger", "USERCOPY_SLAB_SIZE_TO"]) == 0
+    data = json.loads((tmp_path / "results/latest/results.json").read_text())
+    assert [t["verdict"] for t in data["triggers"]] == ["PASS"]
+
+
+def test_a_failed_trigger_is_1(lab, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_QEMU_REPLAY", "USERCOPY_SLAB_SIZE_FROM")
+    assert main(lab + ["--trigger", "USERCOPY_SLAB_SIZE_TO"]) == 1
+    data = json.loads((tmp_path / "results/latest/results.json").read_text())
+    assert [t["verdict"] for t in data["triggers"]] == ["FAIL"]
+
+
+@pytest.mark.parametrize("name", ["X rdinit=/bin/sh", "../x", "X*", "usercopy_kernel"])
+def test_hostile_trigger_name_is_2_before_any_boot(lab, tmp_path, capsys, name):
+    with pytest.raises(SystemExit) as exc:
+        main(lab + ["--trigger", name])
+    assert exc.value.code == 2
+    err = one_line_error(capsys)
+    assert "must match [A-Z0-9_]+" in err and "--help" in err
+    assert starts(tmp_path) == [] and not (tmp_path / "results").exists()
+
+
+def test_unknown_option_is_one_line(lab, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(lab + ["--trigger-timout", "3"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --trigger-timout" in one_line_error(capsys)
+
+
+def test_unwritable_results_is_2_before_any_boot(lab, tmp_path, capsys):
+    results = tmp_path / "results-is-a-file"
+    results.write_text("")
+    args = lab[:-1] + [str(results), "--trigger", "USERCOPY_SLAB_SIZE_TO"]
+    assert main(args) == 2
+    assert one_line_error(capsys).startswith(f"usercopy-lab: {results}: cannot write results")
+    assert starts(tmp_path) == []
+
+
+def test_bad_golden_of_another_suite_is_2_before_the_first_boot(lab, tmp_path, capsys):
+    bad = tmp_path / "bad-golden"
+    bad.mkdir()
+    (bad / "USERCOPY_KERNEL.txt").write_bytes(b"trigger: USERCOPY_KERNEL\n\xff\n")
+    suites = tmp_path / "suites.toml"
+    suites.write_text(
+        f'[default]\nkernel = "default"\ngolden = "{REPO}/expected-oops/default"\n'
+        f'triggers = "{REPO}/lkdtm-tests/tests.txt"\n'
+        f'[second]\nkernel = "default"\ngolden = "{bad}"\n'
+        f'triggers = "{REPO}/lkdtm-tests/tests.txt"\n')
+    args = lab + ["--suites-file", str(suites), "--trigger", "USERCOPY_SLAB_SIZE_TO"]
+    assert main(args) == 2
+    assert one_line_error(capsys) == \
+        f"usercopy-lab: {bad}/USERCOPY_KERNEL.txt:2: not UTF-8 (byte 0xff)"
+    assert starts(tmp_path) == []
+
+
+def test_missing_triggers_file_is_2(lab, tmp_path, capsys):
+    suites = tmp_path / "suites.toml"
+    suites.write_text(f'[default]\nkernel = "default"\ngolden = "{REPO}/expected-oops/default"\n'
+                      'triggers = "no-such-tests.txt"\n')
+    assert main(lab + ["--suites-file", str(suites)]) == 2
+    assert one_line_error(capsys) == \
+        f"usercopy-lab: {tmp_path}/no-such-tests.txt: No such file or directory"
+    assert starts(tmp_path) == []
+
+
+def test_missing_kernel_and_missing_qemu_are_2(lab, tmp_path, capsys, monkeypatch):
+    (tmp_path / "build/kernel-default/arch/x86/boot/bzImage").unlink()
+    assert main(lab) == 2
+    assert "bzImage missing (make kernel KERNEL=default)" in one_line_error(capsys)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert main(lab) == 2
+    assert "qemu-system-x86_64 not found" in one_line_error(capsys)
+    assert starts(tmp_path) == []
+
+
+def test_match_of_a_directory_is_2(tmp_path, capsys):
+    assert main(["match", "--suite", "default", str(tmp_path)]) == 2
+    assert one_line_error(capsys) == f"usercopy-lab: not a file: {tmp_path}"

@@ -1,0 +1,278 @@
+"""The run loop end to end without booting: a fake qemu-system-x86_64
+(fake_qemu/) replays captured consoles, as kunit_tool mocks its QEMU.
+
+Snapshot mode and its per-trigger fallback to a full boot, -j ordering,
+named harness faults (testdata/faults/, expectation in each header),
+Ctrl-C, and two runs sharing one results directory.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+FAKE = HERE / "fake_qemu"
+SERIES = HERE / "testdata" / "console-series" / "default"
+FAULTS = HERE / "testdata" / "faults"
+
+pytestmark = pytest.mark.skipif(not (FAKE / "qemu-system-x86_64").exists(),
+                                reason="fake QEMU missing")
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """A build dir with placeholder kernels (the fake never reads them), a
+    consoles folder for the fake, and PATH with the fake first."""
+    for kernel in ("default", "slab", "nosplit"):
+        image = tmp_path / "build" / f"kernel-{kernel}" / "arch/x86/boot/bzImage"
+        image.parent.mkdir(parents=True)
+        image.write_text("fake kernel\n")
+    (tmp_path / "initramfs.cpio").write_text("fake initramfs\n")
+    consoles = tmp_path / "consoles"
+    consoles.mkdir()
+    # What the fake prints when it boots a guest to the ready point.
+    series = (SERIES / "USERCOPY_SLAB_WHITELIST_TO.log").read_bytes()
+    (consoles / "boot.log").write_bytes(series[:series.index(b"USERCOPY-LAB-READY")]
+                                        + b"USERCOPY-LAB-READY\n")
+    monkeypatch.setenv("PATH", f"{FAKE}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_QEMU_CONSOLES", str(consoles))
+    return tmp_path
+
+
+def args(lab: Path, *extra: str) -> list[str]:
+    return ["run", "--accel", "tcg", "--build-dir", str(lab / "build"),
+            "--initramfs", str(lab / "initramfs.cpio"), "--results", str(lab / "results"),
+            *extra]
+
+
+def cli(lab: Path, *extra: str) -> tuple[int, dict]:
+    from usercopy_lab.cli import main
+    rc = main(args(lab, *extra))
+    return rc, json.loads((lab / "results" / "latest" / "results.json").read_text())
+
+
+def use_series(lab: Path, *names: str) -> None:
+    for name in names:
+        shutil.copy(SERIES / f"{name}.log", lab / "consoles" / f"{name}.log")
+
+
+def fault_case(path: Path) -> tuple[dict[str, str], bytes]:
+    """A faults fixture: its '#!' header and the console the fake replays."""
+    header, body = {}, []
+    for line in path.read_bytes().splitlines(keepends=True):
+        if line.startswith(b"#!"):
+            key, _, value = line[2:].decode().partition(":")
+            header[key.strip()] = value.strip()
+        else:
+            body.append(line)
+    console = b"".join(body)
+    if "console" in header:
+        console = (path.parent / header["console"]).read_bytes()
+    directives = "".join(f"#! {k}: {v}\n" for k, v in header.items() if k == "then")
+    return header, directives.encode() + console
+
+
+MINI = ["USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_FROM", "USERCOPY_KERNEL",
+        "USERCOPY_VMALLOC", "USERCOPY_WHITELIST_DENTRY_TO"]
+
+
+def mini_suite(lab: Path) -> list[str]:
+    """A suite of five triggers and the check, on the default golden files."""
+    path = lab / "suites.toml"
+    path.write_text(f"""[mini]
+kernel = "default"
+golden = "{REPO / 'expected-oops/default'}"
+triggers = "{REPO / 'lkdtm-tests/tests.txt'}"
+only = {json.dumps(MINI)}
+checks = ["check-usersized-caches"]
+""")
+    # suites.toml checks that a check program's source is beside it
+    (lab / "initramfs-src").mkdir(exist_ok=True)
+    (lab / "initramfs-src/check-usersized-caches.c").symlink_to(
+        REPO / "initramfs-src/check-usersized-caches.c")
+    use_series(lab, *MINI, "check-usersized-caches")
+    return ["--suites-file", str(path)]
+
+
+def test_snapshot_mode_restores_every_trigger_and_matches_full_boot(lab):
+    suite = mini_suite(lab)
+    rc, snap = cli(lab, *suite, "-j", "2")
+    assert rc == 0, [t["diffs"] for t in snap["triggers"] if t["verdict"] != "PASS"]
+    assert {t["boot"] for t in snap["triggers"]} == {"snapshot"}
+    assert all(t["boot_fallback"] is None for t in snap["triggers"])
+    # The restored log reads like a full boot: the snapshot's boot console first.
+    log = Path(snap["triggers"][0]["log"]).read_text()
+    assert log.index("Linux version") < log.index("USERCOPY-LAB-WAITING") \
+        < log.index("USERCOPY-LAB-START")
+    assert "capture ended: end-marker; boot snapshot" in log
+    rc, full = cli(lab, *suite, "--boot", "full", "-j", "1")
+    assert rc == 0
+    assert [t["name"] for t in full["triggers"]] == MINI + ["check-usersized-caches"]
+    assert {t["boot"] for t in full["triggers"]} == {"full"}
+
+    def fields(data):
+        return [(t["name"], t["verdict"],
+                 [{k: v for k, v in r.items() if k not in ("file", "line", "end_line")}
+                  for r in t["reports"]]) for t in data["triggers"]]
+    assert fields(snap) == fields(full)
+
+
+def test_results_keep_plan_order_with_two_workers(lab):
+    suite = mini_suite(lab)
+    (lab / "consoles" / f"{MINI[0]}.log").write_bytes(
+        b"#! delay: 1\n" + (SERIES / f"{MINI[0]}.log").read_bytes())
+    rc, data = cli(lab, *suite, "-j", "2", "--boot", "full")
+    assert [t["name"] for t in data["triggers"]] == MINI + ["check-usersized-caches"]
+    assert rc == 0 and data["jobs"] == 2
+
+
+@pytest.mark.parametrize("env,why", [
+    ({"FAKE_QEMU_LOADVM": "fail"}, "restore failed"),
+    ({"FAKE_QEMU_IMG": "fail"}, "snapshot not made: qemu-img create failed"),
+    ({"FAKE_QEMU_SAVEVM": "fail"}, "snapshot not made: savevm said: Error"),
+])
+def test_snapshot_failure_falls_back_to_full_boot_per_trigger(lab, monkeypatch, env, why):
+    use_series(lab, "USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    rc, data = cli(lab, "--suite", "default", "--trigger", "USERCOPY_SLAB_WHITELIST_TO",
+                   "--trigger", "USERCOPY_STACK_FRAME_TO", "-j", "1")
+    assert rc == 0
+    first, second = data["triggers"]
+    assert [first["verdict"], second["verdict"]] == ["PASS", "PASS"]
+    assert first["boot"] == second["boot"] == "full"
+    assert why in first["boot_fallback"]
+    if why == "restore failed":
+        # The failed restore's console is kept; the machine is not tried again.
+        kept = Path(first["log"]).with_suffix(".restore-failed.log")
+        assert "Snapshot 'ready' does not exist" in kept.read_text()
+        assert second["boot_fallback"].startswith("snapshot unusable: USERCOPY_SLAB_WHITELIST_TO")
+    else:
+        assert second["boot_fallback"] == first["boot_fallback"]
+
+
+FAULT_FIXTURES = sorted(FAULTS.glob("*.log"))
+
+
+@pytest.mark.parametrize("fixture", FAULT_FIXTURES, ids=[p.stem for p in FAULT_FIXTURES])
+@pytest.mark.parametrize("boot", ["full", "snapshot"])
+def test_harness_fault_is_a_named_error_with_its_log_kept(lab, fixture, boot):
+    header, console = fault_case(fixture)
+    trigger = header["trigger"]
+    (lab / "consoles" / f"{trigger}.log").write_bytes(console)
+    verdict, fault = header["expect"].split()
+    # In snapshot mode a console that never reaches init's START fails the
+    # restore, and the fault is then named by the full boot it falls back to.
+    rc, data = cli(lab, "--suite", "default", "--trigger", trigger, "--boot", boot,
+                   "--trigger-timeout", "2", "--boot-timeout", "4")
+    (result,) = data["triggers"]
+    assert (result["verdict"], result["fault"]) == (verdict, fault), result["summary"]
+    assert result["summary"].startswith(f"{fault}: ")
+    assert rc == 1
+    log = Path(result["log"]).read_bytes()
+    assert b"# usercopy-lab: capture ended: " in log
+    # The log keeps what the guest printed (its last console line is in it).
+    last = [l for l in console.splitlines() if l.strip() and not l.startswith(b"#")][-1]
+    assert last in log
+
+
+def test_match_names_the_fault_of_a_kept_log(lab, capsys):
+    header, console = fault_case(FAULTS / "guest-hang.log")
+    log = lab / "LOOP.log"
+    log.write_bytes(console + b"# usercopy-lab: capture ended: timeout; boot full; "
+                              b"qemu exit status 9; 8.00s\n")
+    from usercopy_lab.cli import main
+    assert main(["match", "--suite", "default", str(log)]) == 1
+    assert "guest-hang: " in capsys.readouterr().out
+
+
+def _spawn_cli(lab: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([str(REPO / "usercopy-lab"), *args(lab, *extra)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _fakes_alive(lab: Path) -> list[str]:
+    alive = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(FAKE) in cmd and str(lab) in cmd:
+            alive.append(cmd)
+    return alive
+
+
+def test_ctrl_c_writes_partial_results_kills_qemu_and_exits_130(lab):
+    use_series(lab, "USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO")
+    shutil.copy(FAULTS / "guest-hang.log", lab / "consoles" / "LOOP.log")
+    proc = _spawn_cli(lab, "--suite", "default", "--trigger", "USERCOPY_SLAB_WHITELIST_TO",
+                      "--trigger", "LOOP", "--trigger", "USERCOPY_STACK_FRAME_TO",
+                      "-j", "1", "--boot", "full")
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("[1/3]"):
+            break
+    time.sleep(1.0)                       # LOOP is now hanging in its guest
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert "Traceback" not in rest
+    data = json.loads((lab / "results" / "latest" / "results.json").read_text())
+    assert data["interrupted"] is True
+    assert [(t["name"], t["verdict"], t["fault"]) for t in data["triggers"]] == [
+        ("USERCOPY_SLAB_WHITELIST_TO", "PASS", None), ("LOOP", "ERROR", "interrupted")]
+    assert data["not_run"] == ["default/USERCOPY_STACK_FRAME_TO"]
+    assert "lkdtm: Performing direct entry LOOP" in Path(data["triggers"][1]["log"]).read_text()
+    assert _fakes_alive(lab) == []
+
+
+def test_two_runs_in_one_results_directory_do_not_collide(lab):
+    names = ["USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO"]
+    for name in names:
+        (lab / "consoles" / f"{name}.log").write_bytes(
+            b"#! delay: 0.7\n" + (SERIES / f"{name}.log").read_bytes())
+    extra = ["--suite", "default", "-j", "1"] + [a for n in names for a in ("--trigger", n)]
+    first = _spawn_cli(lab, *extra)
+    time.sleep(0.5)
+    second = _spawn_cli(lab, *extra)
+    outs = [p.communicate(timeout=60)[0] for p in (first, second)]
+    assert [first.returncode, second.returncode] == [0, 0], outs
+    assert "is also writing to" in outs[1]
+    runs = sorted(p for p in (lab / "results").iterdir() if p.name != "latest")
+    assert len(runs) == 2
+    for run in runs:
+        data = json.loads((run / "results.json").read_text())
+        assert data["run_id"] == run.name
+        assert [t["verdict"] for t in data["triggers"]] == ["PASS", "PASS"]
+        assert all(Path(t["log"]).parent.parent == run for t in data["triggers"])
+        assert not (run / ".running").exists()
+
+
+def test_a_harness_bug_in_one_guest_is_an_error_not_a_crash(lab, monkeypatch):
+    use_series(lab, "USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO")
+    import usercopy_lab.run_loop as run_loop
+    real = run_loop.run_trigger
+
+    def buggy(suite, spec, *args, **kwargs):
+        if spec.trigger == "USERCOPY_SLAB_WHITELIST_TO":
+            raise RuntimeError("bug in the harness")
+        return real(suite, spec, *args, **kwargs)
+    monkeypatch.setattr(run_loop, "run_trigger", buggy)
+    rc, data = cli(lab, "--suite", "default", "--trigger", "USERCOPY_SLAB_WHITELIST_TO",
+                   "--trigger", "USERCOPY_STACK_FRAME_TO", "-j", "2")
+    assert rc == 1
+    assert [(t["verdict"], t["fault"]) for t in data["triggers"]] == [
+        ("ERROR", "harness-error"), ("PASS", None)]
+    assert "bug in the harness" in data["triggers"][0]["summary"]

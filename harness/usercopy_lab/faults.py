@@ -1,0 +1,81 @@
+"""Harness faults: why a guest gave no verdict, as a name.
+
+A trigger whose guest never printed init's END marker is an ERROR; its
+fault says what went wrong, from the console alone (the capture's trailer
+line, written by console_capture, says how the capture ended), so `match`
+names the same fault on a kept log as the run did.
+"""
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from .console_markers import ConsoleMarkers
+from .report_model import Report
+
+_TRAILER_RE = re.compile(r"^# usercopy-lab: capture ended: ([\w-]+)", re.M)
+# Logs written before the trailer line existed said only this on a timeout.
+_OLD_TIMEOUT_RE = re.compile(r"^# usercopy-lab: no USERCOPY-LAB-\w+ within", re.M)
+_PANIC = "Kernel panic - not syncing"
+_READY_RE = re.compile(r"^USERCOPY-LAB-READY\s*$", re.M)
+# Bytes a serial console of a booting kernel does not carry: C0 controls
+# other than tab, newline, carriage return, bell, backspace and ESC (SeaBIOS
+# and busybox print escape sequences), and undecodable bytes (U+FFFD).
+_BAD_RE = re.compile("[\x00-\x06\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+GARBAGE_MIN_BAD = 32
+GARBAGE_FRACTION = 0.05
+
+
+class Fault(str, Enum):
+    GUEST_HANG = "guest-hang"                # QEMU alive, marker not seen in time
+    QEMU_EXITED_EARLY = "qemu-exited-early"  # QEMU ended before END, no panic, no cut report
+    CONSOLE_CUT = "console-cut"              # the console ended inside a report
+    PANIC_BEFORE_INIT = "panic-before-init"  # kernel panic, init never ran
+    KERNEL_PANIC = "kernel-panic"            # kernel panic after init ran
+    CONSOLE_GARBAGE = "console-garbage"      # the console is not text
+    INTERRUPTED = "interrupted"              # the run was cancelled (Ctrl-C)
+    HARNESS_ERROR = "harness-error"          # the harness could not drive QEMU
+
+
+def capture_end(text: str) -> str | None:
+    """The CaptureEnd value in the log's trailer, if it has one."""
+    found = _TRAILER_RE.findall(text)
+    if found:
+        return found[-1]
+    return "timeout" if _OLD_TIMEOUT_RE.search(text) else None
+
+
+def console_only(text: str) -> str:
+    """The console without the harness's own '# qemu:' / '# usercopy-lab:' lines."""
+    return "\n".join(line for line in text.split("\n")
+                     if not line.startswith(("# qemu: ", "# usercopy-lab: ")))
+
+
+def is_garbage(console: str) -> bool:
+    bad = len(_BAD_RE.findall(console))
+    return bad >= GARBAGE_MIN_BAD and bad >= GARBAGE_FRACTION * max(len(console), 1)
+
+
+def classify(text: str, markers: ConsoleMarkers, reports: list[Report]) -> Fault | None:
+    """The fault of a guest that did not end with init's END marker; None
+    when it did (then the verdict comes from the golden file)."""
+    if markers.ended is not None:
+        return None
+    end = capture_end(text)
+    if end == "interrupted":
+        return Fault.INTERRUPTED
+    if end == "harness-error":
+        return Fault.HARNESS_ERROR
+    console = console_only(text)
+    if is_garbage(console):
+        return Fault.CONSOLE_GARBAGE
+    panicked = _PANIC in console
+    if panicked and not _READY_RE.search(console):
+        return Fault.PANIC_BEFORE_INIT
+    if end == "timeout":
+        return Fault.GUEST_HANG
+    if reports and reports[-1].truncated:
+        return Fault.CONSOLE_CUT
+    if panicked:
+        return Fault.KERNEL_PANIC
+    return Fault.QEMU_EXITED_EARLY

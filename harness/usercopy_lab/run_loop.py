@@ -1,0 +1,220 @@
+"""The run loop: every guest of the chosen suites, N at a time.
+
+plan() lists the guests in the order of the results table (suites in the
+order asked, each suite's triggers in tests.txt order, then its checks).
+execute() runs them on `jobs` workers; each worker slot restores snapshots
+from its own image copy (snapshot.py) or boots in full.  Results come back
+in plan order whatever order the guests finish in; one progress line per
+guest is printed as it finishes.  With more than one worker, every
+snapshot is made up front, beside the first guests.  Ctrl-C cancels the run: every QEMU is
+killed, the guests cut short are kept as ERROR (interrupted), the rest are
+listed as not run.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from .console_capture import Cancel
+from .golden import Golden
+from .qemu_boot import BootMode, GuestSpec, Machine
+from .snapshot import SnapshotPool
+from .selftests import cmdline as selftests_cmdline
+from .suite import Suite, SuiteInputs
+from .trigger_run import Boot, RunLimits, TriggerResult, run_trigger
+from .verdict import ERROR
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Job:
+    suite: str
+    spec: GuestSpec
+    golden: Golden | None
+    expected_text: str
+    log: Path            # relative to the run's folder: SUITE/NAME.log
+    selftests: bool = False   # judged by run.sh's exit status (selftests.py)
+
+    @property
+    def label(self) -> str:
+        return f"{self.suite}/{self.spec.name}"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    boot: BootMode = BootMode.SNAPSHOT
+    jobs: int = 1
+    limits: RunLimits = RunLimits()
+    live: bool = False
+    keep_snapshots: bool = False
+
+
+@dataclass
+class RunOutcome:
+    results: list[TriggerResult]       # plan order; only guests that ran
+    interrupted: bool = False
+    not_run: list[str] = field(default_factory=list)   # suite/name never started
+    wall_seconds: float = 0.0
+
+
+def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str] | None,
+         build_dir: Path, initramfs: Path, accel: str) -> list[Job]:
+    """Every guest of suites, in table order, from each suite's checked
+    inputs (suite.load_inputs).  triggers (--trigger) replaces each suite's
+    trigger list and drops its checks.  A selftests suite boots its triggers
+    with lab.selftests=KIND on the command line (run.sh in the guest)."""
+    jobs = []
+    for suite in suites:
+        golden = inputs[suite.name].golden
+        listed = {t.name: t for t in inputs[suite.name].triggers}
+        wanted = triggers or [t.name for t in listed.values() if not t.skip_reason]
+        checks = [] if triggers else list(suite.checks)
+        kernel = suite.kernel_image(build_dir)
+        runsh = selftests_cmdline(suite.selftests) if suite.selftests else ""
+        cmdline = " ".join(x for x in (runsh, suite.cmdline) if x)
+        for name in wanted:
+            expected = listed[name].expected_text if name in listed and suite.expected_text else ""
+            spec = GuestSpec(kernel=kernel, initramfs=initramfs, trigger=name,
+                             extra_cmdline=cmdline, accel=accel)
+            jobs.append(Job(suite.name, spec, golden.get(name), expected,
+                            Path(suite.name, f"{name}.log"), bool(suite.selftests)))
+        for name in checks:
+            spec = GuestSpec(kernel=kernel, initramfs=initramfs, helper=name,
+                             extra_cmdline=cmdline, accel=accel)
+            jobs.append(Job(suite.name, spec, None, "", Path(suite.name, f"{name}.log")))
+    return jobs
+
+
+def progress_line(result: TriggerResult) -> str:
+    boot = "" if result.boot == BootMode.SNAPSHOT.value else ", full boot"
+    return (f"{result.suite}/{result.trigger}: {result.verdict} "
+            f"({result.seconds:.1f}s{boot}) {result.summary}")
+
+
+def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
+            on_result: Callable[[list[TriggerResult]], None] | None = None) -> RunOutcome:
+    """Run jobs; on_result gets the results so far (plan order) after each guest."""
+    start = time.monotonic()
+    cancel = Cancel()
+    print_lock = threading.Lock()
+
+    def say(line: str) -> None:
+        with print_lock:
+            print(f"usercopy-lab: {line}", file=out, flush=True)
+
+    pool = SnapshotPool(out_dir / "snapshots", options.limits.boot_timeout, cancel, say) \
+        if options.boot is BootMode.SNAPSHOT else None
+    workers = 1 if options.live else max(1, options.jobs)
+    slots: queue.Queue[int] = queue.Queue()
+    for slot in range(workers):
+        slots.put(slot)
+    results: list[TriggerResult | None] = [None] * len(jobs)
+
+    def work(job: Job) -> TriggerResult | None:
+        slot = slots.get()
+        try:
+            if cancel.is_set():
+                return None
+            return run_trigger(job.suite, job.spec, job.golden, job.expected_text,
+                               out_dir / job.log, options.limits, live=options.live,
+                               boot=_boot_for(job, pool, slot), cancel=cancel,
+                               selftests=job.selftests)
+        finally:
+            slots.put(slot)
+
+    def prepare(job: Job) -> None:
+        """Make job's snapshot ahead of its first trigger, beside other work."""
+        slot = slots.get()
+        try:
+            if pool is not None and not cancel.is_set():
+                _boot_for(job, pool, slot)
+        finally:
+            slots.put(slot)
+
+    interrupted = False
+    finished = 0
+    executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="guest")
+    futures: dict[Future[TriggerResult | None], int] = {}
+    try:
+        if pool is not None and workers > 1:
+            firsts: dict[Machine, Job] = {}
+            for job in jobs:
+                firsts.setdefault(job.spec.machine, job)
+            for job in firsts.values():
+                executor.submit(prepare, job)
+        futures = {executor.submit(work, job): i for i, job in enumerate(jobs)}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=futures.__getitem__):
+                finished += 1
+                _collect(fut, futures[fut], results, jobs, out_dir)
+                if (r := results[futures[fut]]) is not None:
+                    with print_lock:
+                        print(f"[{finished}/{len(jobs)}] {progress_line(r)}", file=out, flush=True)
+                if on_result is not None:
+                    on_result([r for r in results if r is not None])
+    except KeyboardInterrupt:
+        interrupted = True
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)   # let the cleanup finish
+        try:
+            say("interrupted: stopping every guest")
+            cancel.cancel()
+            for fut in futures:
+                fut.cancel()
+            wait(futures)
+            for fut, i in futures.items():
+                _collect(fut, i, results, jobs, out_dir)
+        finally:
+            signal.signal(signal.SIGINT, old)
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+        if pool is not None and not options.keep_snapshots:
+            pool.remove_images()
+    outcome = RunOutcome([r for r in results if r is not None], interrupted,
+                         [j.label for j, r in zip(jobs, results) if r is None],
+                         time.monotonic() - start)
+    if on_result is not None:
+        on_result(outcome.results)
+    return outcome
+
+
+def _collect(fut: Future[TriggerResult | None], i: int, results: list[TriggerResult | None],
+             jobs: list[Job], out_dir: Path) -> None:
+    if fut.cancelled() or not fut.done():
+        return
+    exc = fut.exception()
+    if exc is None:
+        results[i] = fut.result()
+        return
+    job = jobs[i]      # a harness bug: keep the run going, name it in the results
+    results[i] = TriggerResult(job.suite, job.spec.name, ERROR, f"harness-error: {exc!r}",
+                               0.0, str(out_dir / job.log), None, fault="harness-error")
+
+
+def _boot_for(job: Job, pool: SnapshotPool | None, slot: int) -> Boot:
+    if pool is None:
+        return Boot()
+    machine = job.spec.machine
+    try:
+        restore = pool.restore_for(machine, slot)
+    except OSError as exc:       # e.g. no room for the slot's image copy
+        return Boot(fallback=f"snapshot not usable: {exc}")
+    if isinstance(restore, str):
+        return Boot(fallback=restore)
+    return Boot(restore=restore,
+                on_restore_failed=lambda why: pool.mark_broken(machine, why))

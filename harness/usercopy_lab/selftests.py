@@ -1,0 +1,242 @@
+"""The upstream LKDTM selftest runner in the guest, and how it compares.
+
+A suite with `selftests = "tree"` or `"lab"` (suites.toml) boots one fresh
+guest per trigger, as tools/testing/selftests/lkdtm/run.sh expects (it
+fires one test and reads the dmesg lines that test added).  The guest's
+init (initramfs-src/init, selftests block) runs
+/selftests/lkdtm/DIR/NAME.sh -- the tree's run.sh, copied into the
+initramfs at build time (scripts/initramfs-selftests.sh) -- in a folder
+holding either the tree's tests.txt (DIR=tree) or lkdtm-tests/tests.txt
+(DIR=lab).  init prints run.sh's own lines prefixed "run.sh: " (not the
+dmesg lines it echoes: the kernel already printed those on the console)
+and ends with run.sh's exit status in the END marker: 0 ok, 1 fail,
+4 skip (kselftest's KSFT_SKIP).  A trigger that tests.txt does not list
+gets no NAME.sh (the upstream Makefile installs none, kselftest never runs
+it): init reports it as a skip without running anything.
+
+run.sh's check is `grep -E -qi "$expect"` over the new dmesg lines, where
+expect is the tests.txt text ("call trace:" when there is none); a golden
+file pins much more (report kind, cache, offset, size, bug site, frames,
+LKDTM lines, outcome).  compare() puts both side by side for every trigger
+and says why they differ when they do.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .console_markers import read_markers
+from .golden import Golden
+from .suite import Suite
+from .trigger_run import TriggerResult
+from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL
+
+KINDS = ("tree", "lab")          # which tests.txt run.sh reads in the guest
+DEFAULT_EXPECT = "call trace:"   # run.sh's expectation when tests.txt has no text
+KSFT_SKIP = 4
+RUNSH_PREFIX = "run.sh: "
+COMPARISON_MD = "selftests-comparison.md"
+COMPARISON_JSON = "selftests-comparison.json"
+
+# run.sh's last line: "NAME: saw 'EXPECT': ok" | "NAME: missing 'EXPECT': [FAIL]"
+_RUNSH_RESULT = re.compile(r"^(\S+): (saw|missing) '(.*)': (ok|\[FAIL\]|\[SKIP\])$")
+
+
+def cmdline(kind: str) -> str:
+    return f"lab.selftests={kind}"
+
+
+def upstream_expect(text: str) -> tuple[str, int]:
+    """run.sh's (pattern, repeat) for a tests.txt expected-text column."""
+    if not text:
+        return DEFAULT_EXPECT, 1
+    if text.startswith("repeat:"):
+        count, _, rest = text.partition(" ")
+        return rest, int(count.split(":", 1)[1])
+    return text, 1
+
+
+def grep_eqi(pattern: str, text: str) -> bool:
+    """`grep -E -qi PATTERN` over text, by the host's grep (POSIX ERE, as
+    run.sh's grep in the guest; Python's re differs on corner cases)."""
+    proc = subprocess.run(["grep", "-E", "-qi", "-e", pattern], input=text.encode(),
+                          capture_output=True, check=False)
+    if proc.returncode > 1:
+        raise ValueError(f"grep -E rejects {pattern!r}: {proc.stderr.decode().strip()}")
+    return proc.returncode == 0
+
+
+def lines_after_start(console: str) -> str:
+    """The console from the START marker on: what the test added."""
+    pos = console.find("USERCOPY-LAB-START")
+    return console[pos:] if pos >= 0 else ""
+
+
+@dataclass
+class RunShOutput:
+    lines: list[str] = field(default_factory=list)   # run.sh's own lines
+    verdict_line: str = ""
+    expect: str | None = None                        # the pattern it looked for
+
+    @classmethod
+    def parse(cls, console_lines: list[str]) -> "RunShOutput":
+        out = cls()
+        for raw in console_lines:
+            line = raw.rstrip("\r\n")
+            if line.startswith(RUNSH_PREFIX):
+                text = line[len(RUNSH_PREFIX):]
+                out.lines.append(text)
+                if m := _RUNSH_RESULT.match(text):
+                    out.verdict_line, out.expect = text, m.group(3)
+        if not out.verdict_line and out.lines:
+            out.verdict_line = out.lines[-1]
+        return out
+
+
+def evaluate_selftest_log(suite: str, trigger: str, log_path: Path, golden: Golden | None,
+                          capture_error: str | None = None,
+                          seconds: float = 0.0) -> TriggerResult:
+    """Verdict of one run.sh guest: run.sh's own exit status."""
+    lines = log_path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    markers = read_markers(lines)
+    runsh = RunShOutput.parse(lines)
+    said = runsh.verdict_line or "run.sh printed nothing"
+    golden_path = str(golden.path) if golden else None
+
+    def result(verdict: str, summary: str, diffs: list[str] | None = None) -> TriggerResult:
+        return TriggerResult(suite, trigger, verdict, summary, seconds, str(log_path),
+                             golden_path, diffs or [])
+
+    if markers.started is None:
+        return result(ERROR, capture_error or "guest never reached run.sh")
+    if markers.ended is None:
+        return result(ERROR, f"{capture_error or 'no end marker'}; run.sh: {said}")
+    if markers.outcome != "returned":
+        return result(ERROR, f"run.sh did not return ({markers.outcome} "
+                             f"signal={markers.signal}); {said}")
+    if markers.status == 0:
+        return result(PASS, said)
+    if markers.status == KSFT_SKIP:
+        return result(SKIP, said)
+    if markers.status == 1:
+        return result(FAIL, said, [f"run.sh: {said}"])
+    return result(ERROR, f"run.sh exited {markers.status}; {said}")
+
+
+# ------------------------------------------------------------ comparison
+
+@dataclass
+class Cell:
+    """One run.sh column of a comparison row."""
+
+    verdict: str
+    expect: str | None     # pattern run.sh looked for
+    said: str              # run.sh's verdict line
+    log: str
+
+
+@dataclass
+class ComparisonRow:
+    trigger: str
+    golden_verdict: str | None         # our runner's verdict (reference suite)
+    golden_summary: str
+    runsh: dict[str, Cell]             # kind -> cell
+    why: list[str] = field(default_factory=list)
+
+
+def _passes(verdict: str | None) -> bool | None:
+    """Did it accept the trigger's behaviour: PASS/XFAIL yes, FAIL/ERROR no."""
+    if verdict in (PASS, XFAIL):
+        return True
+    if verdict in (FAIL, ERROR):
+        return False
+    return None
+
+
+def _why(kind: str, cell: Cell, ref: TriggerResult | None) -> str | None:
+    if ref is None:
+        return None
+    if cell.verdict == ERROR or ref.verdict == ERROR:
+        return f"{kind}: a guest did not finish ({cell.said if cell.verdict == ERROR else ref.summary})"
+    mine, theirs = _passes(ref.verdict), _passes(cell.verdict)
+    if cell.verdict == SKIP and ref.verdict != SKIP:
+        return f"{kind}: {cell.said}"
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    if theirs and not mine:
+        return (f"{kind}: run.sh only needs {cell.expect!r} somewhere in the new dmesg "
+                f"lines; the golden file also checks: " + "; ".join(ref.diffs))
+    # run.sh failed where the golden file passed.
+    why = f"{kind}: run.sh did not find {cell.expect!r} in the new dmesg lines"
+    try:
+        console = Path(cell.log).read_text(errors="replace")
+    except OSError:
+        return why
+    new = lines_after_start(console)
+    if cell.expect and cell.expect.lower() in new.lower() and not grep_eqi(cell.expect, new):
+        why += (" although that text is there literally: as a POSIX ERE it does not "
+                "match itself (unescaped ( ) [ ] . * + ? | in tests.txt)")
+    return why + f"; the golden file passed on {ref.summary!r}"
+
+
+def compare(results: list[TriggerResult], suites: dict[str, Suite]) -> list[ComparisonRow]:
+    """One row per trigger of the run's selftests suites, with the verdict of
+    the run's trigger suite on the same kernel and command line."""
+    by_suite: dict[str, dict[str, TriggerResult]] = {}
+    for r in results:
+        by_suite.setdefault(r.suite, {})[r.trigger] = r
+    st = [s for s in suites.values() if s.selftests and s.name in by_suite]
+    rows: dict[str, ComparisonRow] = {}
+    for s in st:
+        ref_suite = next((o for o in suites.values() if not o.selftests
+                          and (o.kernel, o.cmdline) == (s.kernel, s.cmdline)
+                          and o.name in by_suite), None)
+        refs = by_suite.get(ref_suite.name, {}) if ref_suite else {}
+        for name, r in by_suite[s.name].items():
+            ref = refs.get(name)
+            row = rows.setdefault(name, ComparisonRow(
+                name, ref.verdict if ref else None,
+                (ref.summary if ref else "not run in this run"), {}))
+            lines = Path(r.log).read_text(errors="replace").splitlines() \
+                if Path(r.log).is_file() else []
+            out = RunShOutput.parse(lines)
+            cell = Cell(r.verdict, out.expect, out.verdict_line or r.summary, r.log)
+            row.runsh[s.selftests] = cell
+            if (why := _why(s.selftests, cell, ref)):
+                row.why.append(why)
+    return list(rows.values())
+
+
+def comparison_markdown(rows: list[ComparisonRow]) -> str:
+    kinds = [k for k in KINDS if any(k in r.runsh for r in rows)]
+    head = ["trigger", "golden (our runner)"] + \
+        [f"run.sh + {'tree' if k == 'tree' else 'lkdtm-tests'}/tests.txt" for k in kinds] + \
+        ["why they differ"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r.trigger, r.golden_verdict or "-"]
+        for k in kinds:
+            c = r.runsh.get(k)
+            cells.append(f"{c.verdict} (`{c.expect}`)" if c and c.expect else
+                         (c.verdict if c else "-"))
+        cells.append("<br>".join(r.why) if r.why else "")
+        out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def write_comparison(results: list[TriggerResult], suites: dict[str, Suite],
+                     out_dir: Path) -> list[ComparisonRow]:
+    rows = compare(results, suites)
+    if rows:
+        (out_dir / COMPARISON_MD).write_text(
+            "# run.sh (tools/testing/selftests/lkdtm) against the golden files\n\n"
+            "run.sh passes when `grep -E -qi` finds the pattern in the dmesg lines "
+            "the test added; a golden file pins the report kind, cache, offset, "
+            "size, bug site, frames, LKDTM lines and outcome.\n\n"
+            + comparison_markdown(rows))
+        (out_dir / COMPARISON_JSON).write_text(
+            json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+    return rows

@@ -1,0 +1,245 @@
+"""Snapshots of a guest at init's ready point, made once per machine.
+
+make_snapshot() boots a Machine with lab.wait=console: init prints
+USERCOPY-LAB-WAITING and waits for a request line on the console.  Then the
+machine is saved over QMP (HMP `savevm ready`) into a qcow2 image attached
+as a drive no guest device sees.  Every trigger afterwards restores a fresh
+QEMU from it (-loadvm), so each starts from the same clean machine state
+without booting.  One image can only be opened by one QEMU at a time, and
+loadvm writes to it, so each worker slot restores from its own copy.
+
+A snapshot that cannot be made (no qemu-img, boot or savevm failed) or
+restored leaves the triggers to a full boot: SnapshotPool answers with the
+reason, and trigger_run records it per trigger.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .console_capture import WAITING, Cancel, CaptureEnd, Guest, Restore, eof
+from .qemu_boot import QEMU_IMG, Machine
+
+SNAPSHOT_TAG = "ready"
+IMAGE_SIZE = "64M"   # the disk itself is never used; savevm stores the RAM beside it
+
+
+class SnapshotError(Exception):
+    """Why no snapshot: one line, also recorded as each trigger's fallback."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    machine: Machine
+    image: Path
+    boot_console: bytes      # console from QEMU start to the WAITING line
+    seconds: float           # boot + savevm
+
+    def restore(self, image: Path) -> Restore:
+        return Restore(image, SNAPSHOT_TAG, self.boot_console,
+                       f"booted once to the ready point and saved in {self.seconds:.1f}s")
+
+
+def machine_dir_name(machine: Machine) -> str:
+    """kernel-default-1a2b3c4d: the kernel's build folder and a hash of
+    everything else that makes the machine."""
+    kernel = machine.kernel
+    build = kernel.parents[3].name if len(kernel.parents) > 3 else kernel.name
+    key = json.dumps([str(kernel), str(machine.initramfs), machine.extra_cmdline,
+                      machine.memory_mb, machine.accel, machine.qemu_args])
+    return f"{build}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def make_snapshot(machine: Machine, directory: Path, boot_timeout: float,
+                  cancel: Cancel | None = None) -> Snapshot:
+    """Boot machine to the ready point and save it in directory/ready.qcow2;
+    the boot console stays in directory/boot.log."""
+    directory.mkdir(parents=True, exist_ok=True)
+    image = directory / "ready.qcow2"
+    log_path = directory / "boot.log"
+    if shutil.which(QEMU_IMG) is None:
+        raise SnapshotError(f"{QEMU_IMG} not found (apt-get install qemu-utils)")
+    made = subprocess.run([QEMU_IMG, "create", "-q", "-f", "qcow2", str(image), IMAGE_SIZE],
+                          capture_output=True, text=True, check=False)
+    if made.returncode != 0:
+        raise SnapshotError(f"{QEMU_IMG} create failed: {made.stderr.strip() or made.returncode}")
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="usercopy-lab-qmp-") as tmp:
+        qmp_path = Path(tmp) / "qmp.sock"   # short: unix socket paths are limited
+        argv = machine.snapshot_argv(image, qmp_socket=qmp_path)
+        with open(log_path, "wb") as log:
+            log.write(("# qemu: " + " ".join(argv) + "\n").encode())
+            log.flush()
+            try:
+                with Guest(argv, log, False, cancel) as guest:
+                    ended = guest.expect(WAITING + r"[^\r\n]*[\r\n]", boot_timeout)
+                    if ended is CaptureEnd.TIMEOUT:
+                        raise SnapshotError(f"no {WAITING} within {boot_timeout:.0f}s "
+                                            f"(console: {log_path})")
+                    if ended is not None:
+                        raise SnapshotError(f"QEMU exited before {WAITING} (console: {log_path})")
+                    _save(qmp_path, boot_timeout)
+                    guest.expect(eof(), boot_timeout)
+            except SnapshotError as exc:
+                log.write(f"\n# usercopy-lab: no snapshot: {exc}\n".encode())
+                raise
+            except OSError as exc:
+                log.write(f"\n# usercopy-lab: no snapshot: {exc}\n".encode())
+                raise SnapshotError(f"{exc} (console: {log_path})") from exc
+    console = log_path.read_bytes()
+    body = console.split(b"\n", 1)[1] if console.startswith(b"# qemu:") else console
+    cut = body.find(WAITING.encode())
+    boot_console = body[:body.index(b"\n", cut) + 1] if cut >= 0 else body
+    return Snapshot(machine, image, boot_console, time.monotonic() - start)
+
+
+def _save(qmp_path: Path, timeout: float) -> None:
+    with _Qmp(qmp_path, timeout) as qmp:
+        out = qmp.hmp(f"savevm {SNAPSHOT_TAG}")
+        if out.strip():
+            raise SnapshotError(f"savevm said: {out.strip()}")
+        listed = qmp.hmp("info snapshots")
+        if SNAPSHOT_TAG not in listed.split():
+            raise SnapshotError(f"savevm left no snapshot {SNAPSHOT_TAG!r}: {listed.strip()}")
+        qmp.command("quit")
+
+
+class _Qmp:
+    """A minimal QMP client: one command at a time, events skipped."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self._path = path
+        self._timeout = timeout
+        self._sock: socket.socket | None = None
+        self._buf = b""
+
+    def __enter__(self) -> _Qmp:
+        deadline = time.monotonic() + self._timeout
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self._timeout)
+            try:
+                sock.connect(str(self._path))
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                sock.close()
+                if time.monotonic() > deadline:
+                    raise SnapshotError(f"no QMP socket at {self._path}") from None
+                time.sleep(0.05)
+        self._sock = sock
+        self._message()                       # greeting
+        self.command("qmp_capabilities")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sock is not None:
+            self._sock.close()
+
+    def hmp(self, line: str) -> str:
+        return str(self.command("human-monitor-command", **{"command-line": line}))
+
+    def command(self, name: str, **arguments: Any) -> Any:
+        assert self._sock is not None
+        msg: dict[str, Any] = {"execute": name}
+        if arguments:
+            msg["arguments"] = arguments
+        self._sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            reply = self._message()
+            if reply is None:
+                if name == "quit":
+                    return None
+                raise SnapshotError(f"QMP closed during {name}")
+            if "error" in reply:
+                raise SnapshotError(f"QMP {name}: {reply['error'].get('desc', reply['error'])}")
+            if "return" in reply:
+                return reply["return"]
+
+    def _message(self) -> dict[str, Any] | None:
+        assert self._sock is not None
+        while b"\n" not in self._buf:
+            try:
+                chunk = self._sock.recv(65536)
+            except OSError as exc:
+                raise SnapshotError(f"QMP: {exc}") from exc
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+
+@dataclass
+class _Entry:
+    lock: threading.Lock
+    snapshot: Snapshot | None = None
+    broken: str | None = None               # why this machine boots in full
+    copies: dict[int, Path] | None = None   # worker slot -> its image
+
+
+class SnapshotPool:
+    """The snapshots of one run: made on first use (one boot per machine),
+    one image copy per worker slot, broken ones remembered with the reason."""
+
+    def __init__(self, directory: Path, boot_timeout: float, cancel: Cancel,
+                 say: Callable[[str], None]) -> None:
+        self._dir = directory
+        self._boot_timeout = boot_timeout
+        self._cancel = cancel
+        self._say = say
+        self._lock = threading.Lock()
+        self._entries: dict[Machine, _Entry] = {}
+
+    def _entry(self, machine: Machine) -> _Entry:
+        with self._lock:
+            return self._entries.setdefault(machine, _Entry(threading.Lock()))
+
+    def restore_for(self, machine: Machine, slot: int) -> Restore | str:
+        """What worker slot restores for machine, or why it must boot in full."""
+        entry = self._entry(machine)
+        with entry.lock:
+            if entry.broken is None and entry.snapshot is None:
+                name = machine_dir_name(machine)
+                try:
+                    entry.snapshot = make_snapshot(machine, self._dir / name,
+                                                   self._boot_timeout, self._cancel)
+                    entry.copies = {0: entry.snapshot.image}
+                    self._say(f"snapshot {name}: ready point saved in "
+                              f"{entry.snapshot.seconds:.1f}s ({machine.ready_cmdline()})")
+                except SnapshotError as exc:
+                    entry.broken = f"snapshot not made: {exc}"
+                    self._say(f"snapshot {name}: {entry.broken}; its triggers boot in full")
+            if entry.broken is not None:
+                return entry.broken
+            assert entry.snapshot is not None and entry.copies is not None
+            if slot not in entry.copies:
+                image = entry.snapshot.image.with_name(f"ready-slot{slot}.qcow2")
+                shutil.copyfile(entry.snapshot.image, image)
+                entry.copies[slot] = image
+            return entry.snapshot.restore(entry.copies[slot])
+
+    def mark_broken(self, machine: Machine, reason: str) -> None:
+        entry = self._entry(machine)
+        with entry.lock:
+            if entry.broken is None:
+                entry.broken = f"snapshot unusable: {reason}"
+                self._say(f"snapshot {machine_dir_name(machine)}: {entry.broken}; "
+                          "the remaining triggers boot in full")
+
+    def remove_images(self) -> None:
+        """Drop the qcow2 images (tens of MB each); boot.log stays."""
+        with self._lock:
+            entries = list(self._entries.values())
+        for entry in entries:
+            for image in (entry.copies or {}).values():
+                image.unlink(missing_ok=True)

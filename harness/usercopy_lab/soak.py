@@ -1,0 +1,105 @@
+"""Soak: run the suites N times and count each trigger's verdicts.
+
+    python3 -m usercopy_lab.soak --runs 20 --results results/soak [run options]
+
+Every run is an ordinary `usercopy-lab run` (all options after the soak's
+own are passed on) into its own folder under --results.  Then one line per
+trigger: its verdict counts over the runs.  A trigger whose verdict differs
+between runs is a flake.  Exit status: 0 when every trigger had one verdict
+every time and none failed; 1 for a flake or a trigger that failed every
+time; 2 when a run could not be done; 130 on Ctrl-C.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from .verdict import FAILING
+
+
+@dataclass
+class TriggerCounts:
+    name: str                                   # suite/trigger
+    verdicts: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def flaky(self) -> bool:
+        return len(self.verdicts) > 1
+
+    @property
+    def failing(self) -> bool:
+        return any(v in FAILING for v in self.verdicts)
+
+
+def count(result_files: list[Path]) -> dict[str, TriggerCounts]:
+    """Verdict counts per suite/trigger, in the order of the first run."""
+    table: dict[str, TriggerCounts] = {}
+    for path in result_files:
+        for t in json.loads(path.read_text())["triggers"]:
+            key = f"{t['suite']}/{t['name']}"
+            entry = table.setdefault(key, TriggerCounts(key))
+            entry.verdicts[t["verdict"]] += 1
+            if t.get("fault"):
+                entry.faults[t["fault"]] += 1
+    return table
+
+
+def print_counts(table: dict[str, TriggerCounts], runs: int, out: TextIO) -> None:
+    width = max((len(k) for k in table), default=7)
+    for entry in table.values():
+        counts = " ".join(f"{v}x{n}" for v, n in sorted(entry.verdicts.items()))
+        missing = runs - sum(entry.verdicts.values())
+        if missing:
+            counts += f" missing x{missing}"
+        faults = ", ".join(f"{f}x{n}" for f, n in sorted(entry.faults.items()))
+        flag = "  FLAKE" if entry.flaky or missing else ""
+        print(f"{entry.name:<{width}}  {counts}{'  (' + faults + ')' if faults else ''}{flag}",
+              file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="usercopy-lab soak", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--results", type=Path, default=Path("results/soak"),
+                        help="each run's folder is made under RESULTS/<soak-id>/")
+    args, run_args = parser.parse_known_args(argv)
+    if args.runs < 1:
+        print("soak: --runs needs at least 1", file=sys.stderr)
+        return 2
+    from .cli import main as cli_main   # the run loop; imported here, not for --help
+
+    root = args.results / time.strftime("%Y%m%d-%H%M%S")
+    walls = []
+    start = time.monotonic()
+    for i in range(1, args.runs + 1):
+        print(f"soak: run {i}/{args.runs}", flush=True)
+        t0 = time.monotonic()
+        rc = cli_main(["run", "--results", str(root), *run_args])
+        walls.append(time.monotonic() - t0)
+        if rc not in (0, 1):
+            print(f"soak: run {i} exited {rc}; stopping", file=sys.stderr)
+            return rc
+    files = sorted(p for p in root.glob("*/results.json") if p.parent.name != "latest")
+    table = count(files)
+    print(f"\nsoak: {len(files)} runs in {time.monotonic() - start:.0f}s "
+          f"(per run: median {statistics.median(walls):.1f}s, max {max(walls):.1f}s); "
+          f"results under {root}")
+    print_counts(table, len(files), sys.stdout)
+    flakes = [e.name for e in table.values() if e.flaky or sum(e.verdicts.values()) != len(files)]
+    failing = [e.name for e in table.values() if e.failing and e.name not in flakes]
+    print(f"soak: {len(table)} triggers, {len(flakes)} flaky, "
+          f"{len(failing)} failing every run")
+    return 1 if flakes or failing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
