@@ -22,6 +22,10 @@ class SuiteError(InputError):
     pass
 
 
+# The `object` of a slab report, one per allocator (mm/slub.c, mm/slab.c).
+SLAB_OBJECTS = ("SLUB object", "SLAB object")
+
+
 @dataclass(frozen=True)
 class Trigger:
     name: str
@@ -40,6 +44,7 @@ class Suite:
     only: tuple[str, ...] = ()     # run only these triggers of triggers_file
     expected_text: bool = True     # check tests.txt's expected-text column
     selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
+    allocator: str = ""            # "SLAB": heap reports name it (see golden())
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -56,8 +61,20 @@ class Suite:
         return [t for t in listed if t.name in self.only]
 
     def golden(self) -> dict[str, Golden]:
-        """Golden file per trigger; a variant's folder overrides later ones."""
-        return load_layered(self.golden_dirs)
+        """Golden file per trigger; a variant's folder overrides later ones.
+
+        With an allocator, an expected `object: SLUB object` reads
+        `<allocator> object`: __check_heap_object() of mm/slab.c and of
+        mm/slub.c pass their allocator's name to usercopy_abort(), so a
+        variant inherits the golden files whose other values do not depend
+        on the allocator instead of copying them."""
+        found = load_layered(self.golden_dirs)
+        if self.allocator:
+            for golden in found.values():
+                for report in golden.reports:
+                    if report.fields.get("object") in SLAB_OBJECTS:
+                        report.fields["object"] = f"{self.allocator} object"
+        return found
 
 
 # A key's parser gets the TOML value and the folder of suites.toml and
@@ -145,6 +162,7 @@ SUITE_KEYS: dict[str, Key] = {
     "only": Key("only", _names(TRIGGER)),
     "expected_text": Key("expected_text", _bool),
     "selftests": Key("selftests", _one_of("tree", "lab")),
+    "allocator": Key("allocator", _one_of("SLUB", "SLAB")),
 }
 
 
