@@ -27,12 +27,13 @@
  *              off in lab.config).
  *  sctp        SCTP_INITMSG getsockopt copies sctp_sock.initmsg (SCTP/SCTPv6
  *              whitelist); SCTP_EVENTS get (stack) and every SCTP setsockopt
- *              (memdup_sockptr(): user-sized kmalloc with patches/0005).
+ *              (memdup_sockptr(): kmalloc-<n>, not converted by patches/0005).
  *  raw         ICMP_FILTER / ICMPV6_FILTER get and set copy raw_sock.filter
  *              and raw6_sock.filter directly (RAW/RAWv6 whitelists), every
  *              length from 0 to the filter size and beyond.
  *  msg         SysV messages of every kmalloc size class (msg_msg and
- *              msg_msgseg, user-sized kmalloc with patches/0003) up to 64 KiB,
+ *              msg_msgseg: msg_msg-<n>/msg_msgseg-<n> with patches/0003,
+ *              window = the text after the header) up to 64 KiB,
  *              msgrcv whole and truncated (MSG_NOERROR).
  *  exec        execve with long argv/envp (copy_strings(): strnlen_user +
  *              copy_from_user into the new stack's pages).

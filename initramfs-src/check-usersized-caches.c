@@ -1,20 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * check-usersized-caches: in-guest proof of the user-sized kmalloc split
- * (CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC, patches/).
+ * check-usersized-caches: in-guest proof of the cache split of patches/
+ * (CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC).
  *
- * 1. Every kmalloc-N cache has a usersized-kmalloc-N twin in /sys/kernel/slab
- *    (SLUB) that is a real cache, not an alias of a merged one, and whose
- *    whole object is whitelisted: useroffset 0, usersize == object_size.
- * 2. SysV messages (ipc/msgutil.c alloc_msg) of several sizes land in
- *    usersized-kmalloc-N: its in-use object count grows by at least the
- *    number of queued messages while kmalloc-N's does not.
- * 3. seq_file buffers (fs/seq_file.c seq_buf_alloc) of open /proc files
- *    land in usersized-kmalloc-4k likewise.
+ * 1. SLUB sysfs (/sys/kernel/slab; SKIP under SLAB, which has none):
+ *    - every kmalloc-N cache has a usersized-kmalloc-N twin, and every
+ *      kmalloc-cg-N one a usersized-kmalloc-cg-N twin (no -cg twins when
+ *      there are no kmalloc-cg caches: memcg kmem off or cgroup.memory=
+ *      nokmem), each a real cache (not an alias of a merged one) whose
+ *      whole object is whitelisted: useroffset 0, usersize == object_size;
+ *    - every kmalloc-N size has msg_msg-N and msg_msgseg-N caches (ipc/
+ *      msgutil.c, kmem_buckets_create()) whose window is the text after
+ *      the header: useroffset sizeof(struct msg_msg) = 48 (msg_msgseg: 8),
+ *      usersize min(N - useroffset, PAGE_SIZE - useroffset), none at all
+ *      when N <= useroffset.
+ * 2. SysV messages of several sizes, queued and so alive, land in msg_msg-N
+ *    (and the part beyond the first page in msg_msgseg-N): its in-use
+ *    object count (/proc/slabinfo, SLUB and SLAB) grows by at least the
+ *    number of messages while usersized-kmalloc-N, kmalloc-N and
+ *    kmalloc-cg-N do not.
+ * 3. seq_file buffers (fs/seq_file.c, GFP_KERNEL_ACCOUNT | GFP_USERCOPY) of
+ *    open /proc files land in usersized-kmalloc-cg-4k, or in
+ *    usersized-kmalloc-4k when the -cg caches are aliases, likewise.
  *
- * Counts come from /proc/slabinfo (active_objs), which SLUB and SLAB both
- * provide.  Every check prints one "usercopy-lab-check: PASS:|FAIL:|SKIP:"
- * line; the exit status is the number of failed checks.
+ * Every check prints one "usercopy-lab-check: PASS:|FAIL:|SKIP:" line; the
+ * exit status is the number of failed checks.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,8 +41,11 @@
 #include "lab-check.h"
 
 #define NR_ALLOCS 128
+#define PAGE 4096
 /* sizeof(struct msg_msg) on x86_64: list_head, m_type, m_ts, next, security */
 #define MSG_MSG_HDR 48
+/* sizeof(struct msg_msgseg): next */
+#define MSG_SEG_HDR 8
 
 /* active_objs of cache in /proc/slabinfo, -1 if absent. */
 static long active_objs(const char *cache)
@@ -54,11 +67,41 @@ static long active_objs(const char *cache)
 	return -1;
 }
 
+/* 1 if CACHE is a cache of its own in sysfs, 0 if an alias, -1 if absent. */
+static int own_cache(const char *cache)
+{
+	char path[300];
+	struct stat st;
+
+	snprintf(path, sizeof(path), SLAB_SYSFS "/%s", cache);
+	if (lstat(path, &st))
+		return -1;
+	return !S_ISLNK(st.st_mode) && read_long(cache, "aliases") == 0;
+}
+
+/* CACHE must exist, be its own cache and whitelist [off, off + size). */
+static void check_window(const char *cache, long off, long size)
+{
+	long uoff = read_long(cache, "useroffset");
+	long usz = read_long(cache, "usersize");
+	int own = own_cache(cache);
+
+	if (own < 0) {
+		result(0, "%s missing from " SLAB_SYSFS, cache);
+		return;
+	}
+	result(own && uoff == off && usz == size,
+	       "%s: %s, useroffset %ld, usersize %ld (want %ld, %ld)", cache,
+	       own ? "own cache" : "an alias", uoff, usz, off, size);
+}
+
+static int has_cg_caches;
+
 static void check_sysfs(void)
 {
 	struct dirent *de;
 	DIR *d = opendir(SLAB_SYSFS);
-	int checked = 0;
+	int checked = 0, cg = 0;
 
 	if (!d) {
 		printf(PREFIX "SKIP: no " SLAB_SYSFS " (SLAB allocator): "
@@ -66,65 +109,111 @@ static void check_sysfs(void)
 		return;
 	}
 	while ((de = readdir(d))) {
-		char twin[300], path[340];
-		struct stat st;
-		long osz, usz, uoff, aliases;
+		char twin[300];
+		long osz;
 
 		if (strncmp(de->d_name, "kmalloc-", 8) ||
-		    !strncmp(de->d_name, "kmalloc-cg-", 11) ||
 		    !strncmp(de->d_name, "kmalloc-rcl-", 12))
 			continue;
+		cg += !strncmp(de->d_name, "kmalloc-cg-", 11);
 		checked++;
 		snprintf(twin, sizeof(twin), "usersized-%s", de->d_name);
-		snprintf(path, sizeof(path), SLAB_SYSFS "/%s", twin);
-		if (lstat(path, &st)) {
-			result(0, "%s has no %s in " SLAB_SYSFS, de->d_name, twin);
-			continue;
-		}
 		osz = read_long(twin, "object_size");
-		usz = read_long(twin, "usersize");
-		uoff = read_long(twin, "useroffset");
-		aliases = read_long(twin, "aliases");
-		result(!S_ISLNK(st.st_mode) && aliases == 0 && uoff == 0 &&
-		       osz > 0 && usz == osz,
-		       "%s: %s, aliases %ld, useroffset %ld, usersize %ld, object_size %ld",
-		       twin, S_ISLNK(st.st_mode) ? "an alias (symlink)" : "own cache",
-		       aliases, uoff, usz, osz);
+		check_window(twin, 0, osz > 0 ? osz : -2);
+		if (strncmp(de->d_name, "kmalloc-cg-", 11)) {
+			long size = read_long(de->d_name, "object_size");
+			long hdrs[2] = { MSG_MSG_HDR, MSG_SEG_HDR };
+			const char *names[2] = { "msg_msg", "msg_msgseg" };
+			int i;
+
+			for (i = 0; i < 2; i++) {
+				long off = size > hdrs[i] ? hdrs[i] : 0;
+				long len = size > hdrs[i] ? size - hdrs[i] : 0;
+
+				if (len > PAGE - hdrs[i])
+					len = PAGE - hdrs[i];
+				snprintf(twin, sizeof(twin), "%s-%s", names[i],
+					 de->d_name + 8);
+				check_window(twin, off, len);
+			}
+		}
 	}
 	closedir(d);
-	result(checked > 0, "%d kmalloc-N caches found in " SLAB_SYSFS, checked);
+	has_cg_caches = cg > 0;
+	result(checked > 0, "%d kmalloc-N and %d kmalloc-cg-N caches found in "
+	       SLAB_SYSFS, checked - cg, cg);
+	if (!cg) {
+		d = opendir(SLAB_SYSFS);
+		while (d && (de = readdir(d)))
+			if (!strncmp(de->d_name, "usersized-kmalloc-cg-", 21))
+				result(0, "%s exists without kmalloc-cg caches",
+				       de->d_name);
+		if (d)
+			closedir(d);
+	}
 }
 
-static void check_growth(const char *what, const char *size_name,
-			 long before_user, long before_plain)
-{
-	char user[64], plain[64];
-	long grown_user, grown_plain;
+struct counts {
+	const char *names[4];
+	long before[4];
+};
 
-	snprintf(user, sizeof(user), "usersized-kmalloc-%s", size_name);
-	snprintf(plain, sizeof(plain), "kmalloc-%s", size_name);
-	grown_user = active_objs(user) - before_user;
-	grown_plain = active_objs(plain) - before_plain;
-	result(grown_user >= NR_ALLOCS && grown_plain < NR_ALLOCS / 4,
-	       "%d %s: %s +%ld objects, %s +%ld", NR_ALLOCS, what, user,
-	       grown_user, plain, grown_plain);
+/* Snapshot the active objects of the target cache and up to 3 others. */
+static int snapshot(struct counts *c)
+{
+	int i;
+
+	for (i = 0; i < 4 && c->names[i]; i++) {
+		c->before[i] = active_objs(c->names[i]);
+		if (c->before[i] < 0 && i == 0) {
+			result(0, "%s missing from /proc/slabinfo", c->names[0]);
+			return -1;
+		}
+	}
+	return 0;
 }
 
-static void check_msg(size_t len, const char *size_name)
+/* names[0] grew by at least want objects, each other one by less than a quarter. */
+static void check_growth(const char *what, struct counts *c, long want)
 {
-	struct { long mtype; char mtext[8192]; } msg = { .mtype = 1 };
-	char user[64], plain[64], what[64];
-	long bu, bp;
+	char others[256] = "";
+	long grown = active_objs(c->names[0]) - c->before[0];
+	int ok = grown >= want, i;
+
+	for (i = 1; i < 4 && c->names[i]; i++) {
+		long g;
+
+		if (c->before[i] < 0)
+			continue;
+		g = active_objs(c->names[i]) - c->before[i];
+		ok &= g < want / 4;
+		snprintf(others + strlen(others), sizeof(others) - strlen(others),
+			 ", %s +%ld", c->names[i], g);
+	}
+	result(ok, "%ld %s: %s +%ld%s", want, what, c->names[0], grown, others);
+}
+
+static void check_msg(size_t len, const char *size_name, const char *seg_name)
+{
+	static struct { long mtype; char mtext[PAGE + 512]; } msg = { .mtype = 1 };
+	char target[64], usersized[64], plain[64], cg[64], what[96];
+	char segs[64], seg_usersized[64], seg_cg[64];
+	struct counts c = { .names = { target, usersized, plain, cg } };
+	struct counts s = { .names = { segs, seg_usersized, seg_cg } };
 	int q, i;
 
-	snprintf(user, sizeof(user), "usersized-kmalloc-%s", size_name);
+	snprintf(target, sizeof(target), "msg_msg-%s", size_name);
+	snprintf(usersized, sizeof(usersized), "usersized-kmalloc-%s", size_name);
 	snprintf(plain, sizeof(plain), "kmalloc-%s", size_name);
-	bu = active_objs(user);
-	bp = active_objs(plain);
-	if (bu < 0 || bp < 0) {
-		result(0, "%s or %s missing from /proc/slabinfo", user, plain);
-		return;
+	snprintf(cg, sizeof(cg), "kmalloc-cg-%s", size_name);
+	if (seg_name) {
+		snprintf(segs, sizeof(segs), "msg_msgseg-%s", seg_name);
+		snprintf(seg_usersized, sizeof(seg_usersized),
+			 "usersized-kmalloc-%s", seg_name);
+		snprintf(seg_cg, sizeof(seg_cg), "kmalloc-cg-%s", seg_name);
 	}
+	if (snapshot(&c) || (seg_name && snapshot(&s)))
+		return;
 	q = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
 	if (q < 0) {
 		result(0, "msgget: %s", strerror(errno));
@@ -139,22 +228,32 @@ static void check_msg(size_t len, const char *size_name)
 			return;
 		}
 	}
-	snprintf(what, sizeof(what), "msg_msg of %zu+%d bytes", len, MSG_MSG_HDR);
-	check_growth(what, size_name, bu, bp);
+	snprintf(what, sizeof(what), "messages of %zu bytes", len);
+	check_growth(what, &c, NR_ALLOCS);
+	if (seg_name) {
+		snprintf(what, sizeof(what), "segments of %zu bytes",
+			 len - (PAGE - MSG_MSG_HDR));
+		check_growth(what, &s, NR_ALLOCS);
+	}
 	msgctl(q, IPC_RMID, NULL);
 }
 
 static void check_seq_file(void)
 {
-	long bu = active_objs("usersized-kmalloc-4k");
-	long bp = active_objs("kmalloc-4k");
+	struct counts c = { .names = { NULL, "kmalloc-4k", "kmalloc-cg-4k" } };
 	int fds[NR_ALLOCS], i;
-	char c;
+	char ch;
 
+	if (access(SLAB_SYSFS, F_OK))	/* SLAB: decide by slabinfo */
+		has_cg_caches = active_objs("usersized-kmalloc-cg-4k") >= 0;
+	c.names[0] = has_cg_caches ? "usersized-kmalloc-cg-4k" :
+				     "usersized-kmalloc-4k";
+	if (snapshot(&c))
+		return;
 	for (i = 0; i < NR_ALLOCS; i++) {
 		/* seq_read() allocates the PAGE_SIZE buffer on the first read. */
 		fds[i] = open("/proc/self/stat", O_RDONLY);
-		if (fds[i] < 0 || read(fds[i], &c, 1) != 1) {
+		if (fds[i] < 0 || read(fds[i], &ch, 1) != 1) {
 			result(0, "open/read /proc/self/stat #%d: %s", i,
 			       strerror(errno));
 			while (i >= 0)
@@ -162,7 +261,7 @@ static void check_seq_file(void)
 			return;
 		}
 	}
-	check_growth("seq_file buffers", "4k", bu, bp);
+	check_growth("seq_file buffers", &c, NR_ALLOCS);
 	for (i = 0; i < NR_ALLOCS; i++)
 		close(fds[i]);
 }
@@ -177,11 +276,12 @@ int main(void)
 		fclose(f);
 	}
 	check_sysfs();
-	check_msg(16, "64");		/* 48 + 16 = 64 */
-	check_msg(40, "96");		/* 48 + 40 = 88 -> 96 */
-	check_msg(200, "256");		/* 48 + 200 = 248 -> 256 */
-	check_msg(900, "1k");		/* 48 + 900 = 948 -> 1k */
-	check_msg(2000, "2k");		/* 48 + 2000 = 2048 */
+	check_msg(16, "64", NULL);		/* 48 + 16 = 64 */
+	check_msg(40, "96", NULL);		/* 48 + 40 = 88 -> 96 */
+	check_msg(200, "256", NULL);		/* 48 + 200 = 248 -> 256 */
+	check_msg(900, "1k", NULL);		/* 48 + 900 = 948 -> 1k */
+	/* 4048 + 200: a full msg_msg-4k and a segment of 8 + 200 -> 256 */
+	check_msg(PAGE - MSG_MSG_HDR + 200, "4k", "256");
 	check_seq_file();
 	printf(PREFIX "%d failed\n", failures);
 	return failures;

@@ -105,7 +105,7 @@ static __maybe_unused void do_usercopy_seed_cache(const char *name, bool to_user
 			goto free_objs;
 		}
 	}
-	obj = count == 1 ? objs[0] : find_owned_pair(objs, count, s->size);
+	obj = count == 1 ? objs[0] : find_owned_pair(objs, count, objs, count, s);
 	if (!obj) {
 		pr_warn("Failed to allocate two adjacent '%s' objects\n", name);
 		goto free_objs;

@@ -5,9 +5,10 @@
  * drivers/misc/lkdtm/usercopy.c exercises the whitelist machinery on a
  * private "lkdtm-usercopy" cache. The tests here fire at the caches that
  * the kernel itself creates with a usercopy region (task_struct,
- * mm_struct, dentry, names_cache and the RAW/RAWv6/SCTP socket caches)
- * and at the user-sized kmalloc caches, using live objects of those
- * caches. Every whitelist test:
+ * mm_struct, dentry, names_cache, the RAW/RAWv6/SCTP socket caches and
+ * the msg_msg caches of SysV messages) and at the user-sized kmalloc
+ * caches that GFP_USERCOPY and the memdup_user() family select, using
+ * live objects of those caches. Every whitelist test:
  *
  *  - recomputes the usercopy window from the same expressions the kernel
  *    uses to create the cache, and reports it as
@@ -41,6 +42,15 @@
 #include <net/net_namespace.h>
 #include <net/raw.h>
 #include <net/sock.h>
+#include <linux/msg.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+/* struct kmem_cache: a cache's name and object stride (s->size) */
+#include "../../../mm/slab.h"
+#if IS_ENABLED(CONFIG_SYSVIPC) || IS_ENABLED(CONFIG_POSIX_MQUEUE)
+/* load_msg() and free_msg(), the allocator of SysV and POSIX messages */
+#include "../../../ipc/util.h"
+#endif
 #ifdef CONFIG_X86
 #include <asm/fpu/api.h>
 #endif
@@ -63,22 +73,25 @@ static __always_inline size_t unconst(size_t size)
 
 /* Objects of each kind allocated: two order-3 slabs' worth. */
 #define SPLIT_SIZE	1024
-#define SPLIT_CACHE	"usersized-kmalloc-1k"
 #define SPLIT_COUNT	64
 
 /*
- * Return an object from @objs whose successor in the slab (@stride bytes
- * further) is also in @objs, so that a copy running one byte past the end
- * of the returned object only touches memory owned by this test.
+ * Return an object from @objs whose successor in the slab is in @owned, so
+ * that a copy running one byte past the end of the returned object only
+ * touches memory owned by this test. Neighbours are @s->size bytes apart:
+ * the object plus whatever the allocator keeps after it (red zone, free
+ * pointer, tracking data, alignment), which slub_debug= changes at boot.
  */
-void *find_owned_pair(void **objs, int count, size_t stride)
+void *find_owned_pair(void **objs, int count, void **owned, int owned_count,
+		      struct kmem_cache *s)
 {
+	size_t stride = s->size;
 	int i, j;
 
 	for (i = 0; i < count; i++) {
-		for (j = 0; j < count; j++) {
-			if (objs[i] && objs[j] &&
-			    (char *)objs[j] == (char *)objs[i] + stride)
+		for (j = 0; j < owned_count; j++) {
+			if (objs[i] && owned[j] &&
+			    (char *)owned[j] == (char *)objs[i] + stride)
 				return objs[i];
 		}
 	}
@@ -224,7 +237,7 @@ static void do_usercopy_task_struct(bool to_user)
 }
 
 /*
- * mm_struct: the window is saved_auxv, see proc_caches_init(). The byte
+ * mm_struct: the window is saved_auxv, see mm_cache_init(). The byte
  * before it belongs to env_end, which only exec and prctl(PR_SET_MM)
  * write; the counters after it change on every page fault.
  */
@@ -287,7 +300,8 @@ static void do_usercopy_names_cache(bool to_user)
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		names[i] = __getname();
 
-	name = find_owned_pair(names, ARRAY_SIZE(names), PATH_MAX);
+	name = find_owned_pair(names, ARRAY_SIZE(names), names,
+			       ARRAY_SIZE(names), names_cachep);
 	if (!name) {
 		pr_warn("Failed to allocate two adjacent names_cache objects\n");
 		goto free_names;
@@ -370,87 +384,360 @@ static void do_usercopy_sctp(bool to_user)
 #endif
 }
 
+/* split_kinds[] indexes */
+#define SPLIT_PLAIN	0
+#define SPLIT_PLAIN_CG	1
+#define SPLIT_USER	2
+#define SPLIT_USER_CG	3
+
 /*
- * User-sized kmalloc: allocations whose size user space controls
- * (GFP_USERCOPY) must come from the separate usersized-kmalloc-<size>
- * caches, never share a slab with ordinary kmalloc objects, and stay
- * bounded by their object size.
+ * User-sized kmalloc: a buffer that is user data as a whole (GFP_USERCOPY)
+ * must come from the separate usersized-kmalloc-<size> caches, or from
+ * usersized-kmalloc-cg-<size> when it is also memcg accounted, never share
+ * a slab with the other kinds of kmalloc() object of its size, and stay
+ * bounded by its object size. Kinds that share a cache by design (the -cg
+ * caches are aliases without memcg kmem accounting) are not compared.
  */
-static void do_usercopy_kmalloc_split(bool to_user)
-{
 #ifdef CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC
-	void **user_objs, **plain_objs;
-	struct kmem_cache *user_cache, *plain_cache;
-	const gfp_t user_gfp = GFP_KERNEL | GFP_USERCOPY;
-	unsigned int index = kmalloc_index(SPLIT_SIZE);
-	size_t size = unconst(SPLIT_SIZE);
-	void *obj;
+static const struct split_kind {
+	const char *what;
+	gfp_t gfp;
+} split_kinds[] = {
+	{ "plain",			GFP_KERNEL },
+	{ "accounted",			GFP_KERNEL_ACCOUNT },
+	{ "user-sized",			GFP_KERNEL | GFP_USERCOPY },
+	{ "accounted user-sized",	GFP_KERNEL_ACCOUNT | GFP_USERCOPY },
+};
+
+static struct kmem_cache *split_cache(int kind)
+{
+	return kmalloc_caches[kmalloc_type(split_kinds[kind].gfp)]
+			     [kmalloc_index(SPLIT_SIZE)];
+}
+
+/* Whether any object of @a shares a slab page with any object of @b. */
+static bool share_a_slab(void **a, void **b, int count)
+{
 	int i, j;
 
-	user_cache = kmalloc_caches[kmalloc_type(user_gfp)][index];
-	plain_cache = kmalloc_caches[kmalloc_type(GFP_KERNEL)][index];
-	pr_info("checking that GFP_USERCOPY selects its own kmalloc cache\n");
-	if (!user_cache || user_cache == plain_cache) {
+	for (i = 0; i < count; i++) {
+		for (j = 0; j < count; j++) {
+			if (virt_to_folio(a[i]) == virt_to_folio(b[j])) {
+				pr_err("FAIL: objects %p and %p share a slab\n",
+				       a[i], b[j]);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+#endif /* CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC */
+
+static void do_usercopy_kmalloc_split(int kind, bool to_user)
+{
+#ifdef CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC
+	void **objs[ARRAY_SIZE(split_kinds)] = { };
+	struct kmem_cache *cache = split_cache(kind);
+	size_t size = unconst(SPLIT_SIZE);
+	void *obj;
+	int i, k, j;
+
+	pr_info("checking that GFP_USERCOPY selects caches of its own\n");
+	if (split_cache(SPLIT_USER) == split_cache(SPLIT_PLAIN) ||
+	    split_cache(SPLIT_USER_CG) == split_cache(SPLIT_PLAIN_CG)) {
 		pr_err("FAIL: GFP_USERCOPY does not select a separate cache\n");
 		pr_expected_config(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC);
 		return;
 	}
 
-	user_objs = kcalloc(SPLIT_COUNT, sizeof(*user_objs), GFP_KERNEL);
-	plain_objs = kcalloc(SPLIT_COUNT, sizeof(*plain_objs), GFP_KERNEL);
-	if (!user_objs || !plain_objs) {
-		pr_warn("Failed to allocate object arrays\n");
-		goto free_arrays;
+	for (k = 0; k < ARRAY_SIZE(split_kinds); k++) {
+		objs[k] = kcalloc(SPLIT_COUNT, sizeof(*objs[k]), GFP_KERNEL);
+		if (!objs[k])
+			goto free_arrays;
 	}
 
 	/*
 	 * Interleave enough allocations to fill a couple of slabs of each
 	 * kind: without the split they would share slabs.
 	 */
-	pr_info("allocating %d user-sized and %d plain %zu-byte objects\n",
-		SPLIT_COUNT, SPLIT_COUNT, size);
+	pr_info("allocating %d %zu-byte objects of each of %zu kinds\n",
+		SPLIT_COUNT, size, ARRAY_SIZE(split_kinds));
 	for (i = 0; i < SPLIT_COUNT; i++) {
-		user_objs[i] = kmalloc(size, user_gfp);
-		plain_objs[i] = kmalloc(size, GFP_KERNEL);
-		if (!user_objs[i] || !plain_objs[i]) {
-			pr_warn("Failed to allocate kernel memory\n");
-			goto free_objs;
-		}
-	}
-
-	pr_info("checking that no slab page holds both kinds of object\n");
-	for (i = 0; i < SPLIT_COUNT; i++) {
-		struct folio *folio = virt_to_folio(user_objs[i]);
-
-		for (j = 0; j < SPLIT_COUNT; j++) {
-			if (folio == virt_to_folio(plain_objs[j])) {
-				pr_err("FAIL: user-sized object %p shares a slab with plain object %p\n",
-				       user_objs[i], plain_objs[j]);
+		for (k = 0; k < ARRAY_SIZE(split_kinds); k++) {
+			objs[k][i] = kmalloc(size, split_kinds[k].gfp);
+			if (!objs[k][i])
 				goto free_objs;
-			}
 		}
 	}
 
-	obj = find_owned_pair(user_objs, SPLIT_COUNT, SPLIT_SIZE);
+	pr_info("checking that no slab page holds two kinds of object\n");
+	for (k = 0; k < ARRAY_SIZE(split_kinds); k++) {
+		for (j = k + 1; j < ARRAY_SIZE(split_kinds); j++) {
+			if (split_cache(k) == split_cache(j)) {
+				pr_info("%s and %s objects share '%s' by design\n",
+					split_kinds[k].what, split_kinds[j].what,
+					split_cache(k)->name);
+				continue;
+			}
+			if (share_a_slab(objs[k], objs[j], SPLIT_COUNT))
+				goto free_objs;
+		}
+	}
+
+	/* Kinds sharing the cache by design interleave in its slabs. */
+	for (k = 0, obj = NULL; k < ARRAY_SIZE(split_kinds) && !obj; k++) {
+		if (split_cache(k) == cache)
+			obj = find_owned_pair(objs[kind], SPLIT_COUNT, objs[k],
+					      SPLIT_COUNT, cache);
+	}
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent user-sized objects\n");
+		pr_warn("Failed to allocate two adjacent %s objects\n",
+			split_kinds[kind].what);
 		goto free_objs;
 	}
 
-	do_usercopy_window(SPLIT_CACHE, obj, 0, size, false, to_user);
+	do_usercopy_window(cache->name, obj, 0, size, false, to_user);
 
 free_objs:
-	for (i = 0; i < SPLIT_COUNT; i++) {
-		kfree(user_objs[i]);
-		kfree(plain_objs[i]);
+	for (k = 0; k < ARRAY_SIZE(split_kinds); k++) {
+		for (i = 0; i < SPLIT_COUNT && objs[k]; i++)
+			kfree(objs[k][i]);
 	}
 free_arrays:
-	kfree(user_objs);
-	kfree(plain_objs);
+	for (k = 0; k < ARRAY_SIZE(split_kinds); k++)
+		kfree(objs[k]);
 #else
 	pr_err("XFAIL: this kernel does not split user-sized kmalloc caches\n");
 	pr_expected_config(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC);
 #endif
+}
+
+/*
+ * GFP_DMA is a placement requirement and wins over GFP_USERCOPY: such an
+ * object must come from the dma-kmalloc-<size> cache, from ZONE_DMA pages.
+ */
+static void do_usercopy_kmalloc_dma(bool to_user)
+{
+#ifdef CONFIG_ZONE_DMA
+	const gfp_t gfp = GFP_KERNEL | GFP_DMA | GFP_USERCOPY;
+	struct kmem_cache *cache =
+		kmalloc_caches[kmalloc_type(gfp)][kmalloc_index(SPLIT_SIZE)];
+	size_t size = unconst(SPLIT_SIZE);
+	void *objs[SPLIT_COUNT / 2] = { };
+	void *obj;
+	int i;
+
+	pr_info("GFP_DMA | GFP_USERCOPY selects '%s'\n", cache->name);
+	for (i = 0; i < ARRAY_SIZE(objs); i++) {
+		objs[i] = kmalloc(size, gfp);
+		if (!objs[i])
+			goto free_objs;
+		if (page_zonenum(virt_to_page(objs[i])) != ZONE_DMA) {
+			pr_err("FAIL: GFP_DMA object %p is not in ZONE_DMA\n",
+			       objs[i]);
+			goto free_objs;
+		}
+	}
+
+	obj = find_owned_pair(objs, ARRAY_SIZE(objs), objs, ARRAY_SIZE(objs),
+			      cache);
+	if (!obj) {
+		pr_warn("Failed to allocate two adjacent DMA objects\n");
+		goto free_objs;
+	}
+
+	do_usercopy_window(cache->name, obj, 0, size, false, to_user);
+
+free_objs:
+	for (i = 0; i < ARRAY_SIZE(objs); i++)
+		kfree(objs[i]);
+#else
+	pr_err("XFAIL: this kernel has no ZONE_DMA\n");
+	pr_expected_config(CONFIG_ZONE_DMA);
+#endif
+}
+
+/* A user buffer of @len bytes filled with 'u' and ending in a NUL. */
+static unsigned long user_string(size_t len)
+{
+	unsigned long uaddr;
+	char *fill;
+
+	uaddr = vm_mmap(NULL, 0, PAGE_ALIGN(len), PROT_READ | PROT_WRITE,
+			MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (uaddr >= TASK_SIZE)
+		return 0;
+	fill = kmalloc(len, GFP_KERNEL);
+	if (!fill)
+		goto unmap;
+	memset(fill, 'u', len - 1);
+	fill[len - 1] = '\0';
+	if (copy_to_user((void __user *)uaddr, fill, unconst(len))) {
+		kfree(fill);
+		goto unmap;
+	}
+	kfree(fill);
+	return uaddr;
+
+unmap:
+	vm_munmap(uaddr, PAGE_ALIGN(len));
+	return 0;
+}
+
+/*
+ * memdup_user(), vmemdup_user() and strndup_user() copy a buffer that is
+ * user data as a whole: it must come from the user-sized kmalloc cache
+ * that GFP_USER | GFP_USERCOPY selects (mm/util.c), which the oops names.
+ */
+enum dup_helper { DUP_MEMDUP_USER, DUP_VMEMDUP_USER, DUP_STRNDUP_USER };
+
+static const char * const dup_names[] = {
+	[DUP_MEMDUP_USER]	= "memdup_user",
+	[DUP_VMEMDUP_USER]	= "vmemdup_user",
+	[DUP_STRNDUP_USER]	= "strndup_user",
+};
+
+static void do_usercopy_dup(enum dup_helper helper, bool to_user)
+{
+	struct kmem_cache *cache =
+		kmalloc_caches[kmalloc_type(GFP_USER | GFP_USERCOPY)]
+			      [kmalloc_index(SPLIT_SIZE)];
+	size_t size = unconst(SPLIT_SIZE);
+	void *objs[SPLIT_COUNT / 2] = { };
+	const void __user *src;
+	unsigned long uaddr;
+	void *obj;
+	int i;
+
+	uaddr = user_string(size);
+	if (!uaddr) {
+		pr_warn("Failed to allocate user memory\n");
+		return;
+	}
+	src = (const void __user *)uaddr;
+
+	pr_info("%s of %zu bytes should use '%s'\n", dup_names[helper], size,
+		cache->name);
+	for (i = 0; i < ARRAY_SIZE(objs); i++) {
+		if (helper == DUP_MEMDUP_USER)
+			obj = memdup_user(src, size);
+		else if (helper == DUP_VMEMDUP_USER)
+			obj = vmemdup_user(src, size);
+		else
+			obj = strndup_user(src, size);
+		if (IS_ERR(obj)) {
+			pr_warn("%s failed: %ld\n", dup_names[helper],
+				PTR_ERR(obj));
+			goto free_objs;
+		}
+		objs[i] = obj;
+	}
+
+	obj = find_owned_pair(objs, ARRAY_SIZE(objs), objs, ARRAY_SIZE(objs),
+			      cache);
+	if (!obj) {
+		pr_warn("Failed to allocate two adjacent %s objects\n",
+			dup_names[helper]);
+		goto free_objs;
+	}
+
+	do_usercopy_window(cache->name, obj, 0, size, false, to_user);
+
+free_objs:
+	for (i = 0; i < ARRAY_SIZE(objs); i++)
+		kvfree(objs[i]);
+	vm_munmap(uaddr, PAGE_ALIGN(size));
+}
+
+/*
+ * msg_msg: SysV and POSIX messages come from caches of their own, the
+ * msg_msg-<size> buckets made in ipc/msgutil.c, whose window is the text
+ * after the header: useroffset sizeof(struct msg_msg), usersize
+ * DATALEN_MSG, cut to the object. The header (list, type, size, next
+ * segment and security pointers) is kernel data, so the bad copy starts
+ * one byte before the text, in the top byte of the NULL security pointer
+ * of a message nobody else can see. The messages are interleaved with
+ * memdup_user() buffers of the same size, which must not share their slabs.
+ */
+#define MSG_TEXT	900	/* sizeof(struct msg_msg) + 900 -> 1k */
+
+static void do_usercopy_msg_msg(bool to_user)
+{
+#if !IS_ENABLED(CONFIG_SYSVIPC) && !IS_ENABLED(CONFIG_POSIX_MQUEUE)
+	pr_err("XFAIL: this kernel has no SysV or POSIX messages\n");
+	pr_expected_config(CONFIG_SYSVIPC);
+#elif !defined(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC)
+	pr_err("XFAIL: this kernel has no msg_msg caches\n");
+	pr_expected_config(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC);
+#else
+	size_t alloc = sizeof(struct msg_msg) + MSG_TEXT;
+	struct kmem_cache *normal =
+		kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(alloc)];
+	size_t offset = sizeof(struct msg_msg);
+	size_t size = min_t(size_t, normal->object_size - offset,
+			    PAGE_SIZE - sizeof(struct msg_msg));
+	struct msg_msg *msgs[SPLIT_COUNT / 2] = { };
+	void *bufs[SPLIT_COUNT / 2] = { };
+	const void __user *src;
+	unsigned long uaddr;
+	char cache[32];
+	int i;
+
+	snprintf(cache, sizeof(cache), "msg_msg-%s",
+		 strchr(normal->name, '-') + 1);
+
+	uaddr = user_string(MSG_TEXT);
+	if (!uaddr) {
+		pr_warn("Failed to allocate user memory\n");
+		return;
+	}
+	src = (const void __user *)uaddr;
+
+	pr_info("allocating %zu messages and memdup_user() buffers of %d bytes\n",
+		ARRAY_SIZE(msgs), MSG_TEXT);
+	for (i = 0; i < ARRAY_SIZE(msgs); i++) {
+		struct msg_msg *msg = load_msg(src, MSG_TEXT);
+		void *buf = memdup_user(src, MSG_TEXT);
+
+		if (IS_ERR(msg) || IS_ERR(buf)) {
+			pr_warn("Failed to allocate a message or a buffer\n");
+			if (!IS_ERR(msg))
+				free_msg(msg);
+			if (!IS_ERR(buf))
+				kfree(buf);
+			goto free_msgs;
+		}
+		msgs[i] = msg;
+		bufs[i] = buf;
+	}
+
+	pr_info("checking that no slab page holds a message and a buffer\n");
+	if (share_a_slab((void **)msgs, bufs, ARRAY_SIZE(msgs)))
+		goto free_msgs;
+
+	do_usercopy_window(cache, msgs[0], offset, size, true, to_user);
+
+free_msgs:
+	for (i = 0; i < ARRAY_SIZE(msgs); i++) {
+		if (msgs[i])
+			free_msg(msgs[i]);
+		kfree(bufs[i]);
+	}
+	vm_munmap(uaddr, PAGE_ALIGN(MSG_TEXT));
+#endif
+}
+
+/*
+ * Two caches in one call, then the first one again: with the whitelist
+ * fallback on (slab_common.usercopy_fallback=1) each of the first two
+ * copies gets its own WARNING (one per cache and direction) and the
+ * third only the ratelimited notice; without it the first copy oopses.
+ */
+static void do_usercopy_two_caches(bool to_user)
+{
+	do_usercopy_raw(to_user);
+	do_usercopy_dentry(to_user);
+	do_usercopy_raw(to_user);
 }
 
 /* Callable tests. */
@@ -524,14 +811,84 @@ static void lkdtm_USERCOPY_WHITELIST_SCTP_FROM(void)
 	do_usercopy_sctp(false);
 }
 
-static void lkdtm_USERCOPY_KMALLOC_SPLIT(void)
+static void lkdtm_USERCOPY_WHITELIST_TWO_CACHES_TO(void)
 {
-	do_usercopy_kmalloc_split(true);
+	do_usercopy_two_caches(true);
+}
+
+static void lkdtm_USERCOPY_WHITELIST_TWO_CACHES_FROM(void)
+{
+	do_usercopy_two_caches(false);
+}
+
+static void lkdtm_USERCOPY_WHITELIST_MSG_MSG_TO(void)
+{
+	do_usercopy_msg_msg(true);
+}
+
+static void lkdtm_USERCOPY_WHITELIST_MSG_MSG_FROM(void)
+{
+	do_usercopy_msg_msg(false);
+}
+
+static void lkdtm_USERCOPY_KMALLOC_SPLIT_TO(void)
+{
+	do_usercopy_kmalloc_split(SPLIT_USER, true);
 }
 
 static void lkdtm_USERCOPY_KMALLOC_SPLIT_FROM(void)
 {
-	do_usercopy_kmalloc_split(false);
+	do_usercopy_kmalloc_split(SPLIT_USER, false);
+}
+
+static void lkdtm_USERCOPY_KMALLOC_SPLIT_CG_TO(void)
+{
+	do_usercopy_kmalloc_split(SPLIT_USER_CG, true);
+}
+
+static void lkdtm_USERCOPY_KMALLOC_SPLIT_CG_FROM(void)
+{
+	do_usercopy_kmalloc_split(SPLIT_USER_CG, false);
+}
+
+static void lkdtm_USERCOPY_KMALLOC_DMA_TO(void)
+{
+	do_usercopy_kmalloc_dma(true);
+}
+
+static void lkdtm_USERCOPY_KMALLOC_DMA_FROM(void)
+{
+	do_usercopy_kmalloc_dma(false);
+}
+
+static void lkdtm_USERCOPY_MEMDUP_USER_TO(void)
+{
+	do_usercopy_dup(DUP_MEMDUP_USER, true);
+}
+
+static void lkdtm_USERCOPY_MEMDUP_USER_FROM(void)
+{
+	do_usercopy_dup(DUP_MEMDUP_USER, false);
+}
+
+static void lkdtm_USERCOPY_VMEMDUP_USER_TO(void)
+{
+	do_usercopy_dup(DUP_VMEMDUP_USER, true);
+}
+
+static void lkdtm_USERCOPY_VMEMDUP_USER_FROM(void)
+{
+	do_usercopy_dup(DUP_VMEMDUP_USER, false);
+}
+
+static void lkdtm_USERCOPY_STRNDUP_USER_TO(void)
+{
+	do_usercopy_dup(DUP_STRNDUP_USER, true);
+}
+
+static void lkdtm_USERCOPY_STRNDUP_USER_FROM(void)
+{
+	do_usercopy_dup(DUP_STRNDUP_USER, false);
 }
 
 static struct crashtype crashtypes[] = {
@@ -549,8 +906,22 @@ static struct crashtype crashtypes[] = {
 	CRASHTYPE(USERCOPY_WHITELIST_RAWV6_FROM),
 	CRASHTYPE(USERCOPY_WHITELIST_SCTP_TO),
 	CRASHTYPE(USERCOPY_WHITELIST_SCTP_FROM),
-	CRASHTYPE(USERCOPY_KMALLOC_SPLIT),
+	CRASHTYPE(USERCOPY_WHITELIST_TWO_CACHES_TO),
+	CRASHTYPE(USERCOPY_WHITELIST_TWO_CACHES_FROM),
+	CRASHTYPE(USERCOPY_WHITELIST_MSG_MSG_TO),
+	CRASHTYPE(USERCOPY_WHITELIST_MSG_MSG_FROM),
+	CRASHTYPE(USERCOPY_KMALLOC_SPLIT_TO),
 	CRASHTYPE(USERCOPY_KMALLOC_SPLIT_FROM),
+	CRASHTYPE(USERCOPY_KMALLOC_SPLIT_CG_TO),
+	CRASHTYPE(USERCOPY_KMALLOC_SPLIT_CG_FROM),
+	CRASHTYPE(USERCOPY_KMALLOC_DMA_TO),
+	CRASHTYPE(USERCOPY_KMALLOC_DMA_FROM),
+	CRASHTYPE(USERCOPY_MEMDUP_USER_TO),
+	CRASHTYPE(USERCOPY_MEMDUP_USER_FROM),
+	CRASHTYPE(USERCOPY_VMEMDUP_USER_TO),
+	CRASHTYPE(USERCOPY_VMEMDUP_USER_FROM),
+	CRASHTYPE(USERCOPY_STRNDUP_USER_TO),
+	CRASHTYPE(USERCOPY_STRNDUP_USER_FROM),
 };
 
 struct crashtype_category usercopy_whitelist_crashtypes = {

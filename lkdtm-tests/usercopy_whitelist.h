@@ -7,7 +7,10 @@
 
 #include <linux/types.h>
 
-void *find_owned_pair(void **objs, int count, size_t stride);
+struct kmem_cache;
+
+void *find_owned_pair(void **objs, int count, void **owned, int owned_count,
+		      struct kmem_cache *s);
 void do_usercopy_window(const char *cache, void *obj, size_t offset,
 			size_t size, bool bad_before, bool to_user);
 void do_usercopy_sock(const char *cache, int family, int type, int protocol,

@@ -191,6 +191,8 @@ reached without special hardware:
   USERCOPY_WHITELIST_RAW_*          RAW sock: raw_sock.filter
   USERCOPY_WHITELIST_RAWV6_*        RAWv6 sock: raw6_sock.filter
   USERCOPY_WHITELIST_SCTP_*         SCTP sock: subscribe..initmsg
+  USERCOPY_WHITELIST_MSG_MSG_*      msg_msg-<size>: text after the header
+  USERCOPY_WHITELIST_TWO_CACHES_*   RAW, dentry, RAW again in one call
 
 Each test recomputes the window from the expressions the kernel uses to
 create the cache and reports it, copies exactly the window (which must
@@ -219,11 +221,18 @@ kmalloc() and the declared window is not enforced. The CAIF tests say
 which cache the socket comes from and report FAIL. Tests of subsystems
 that are not built in report XFAIL.
 
-Also add USERCOPY_KMALLOC_SPLIT and USERCOPY_KMALLOC_SPLIT_FROM for
-CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC: GFP_USERCOPY allocations must
-come from their own usersized-kmalloc-<size> cache, never share a slab
-with plain kmalloc() objects of the same size, and stay bounded by
-their object size. They report XFAIL when the option is disabled.
+For CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC, USERCOPY_KMALLOC_SPLIT_* and
+USERCOPY_KMALLOC_SPLIT_CG_* check that GFP_USERCOPY allocations (without
+and with __GFP_ACCOUNT) come from their own usersized-kmalloc-<size> and
+usersized-kmalloc-cg-<size> caches, never share a slab with the other
+kinds of kmalloc() object of their size, and stay bounded by their
+object size; they report XFAIL when the option is disabled.
+USERCOPY_KMALLOC_DMA_* check that GFP_DMA wins over GFP_USERCOPY
+(dma-kmalloc-<size>, ZONE_DMA pages), and USERCOPY_MEMDUP_USER_*,
+USERCOPY_VMEMDUP_USER_* and USERCOPY_STRNDUP_USER_* that those helpers'
+buffers come from the cache GFP_USER | GFP_USERCOPY selects. Neighbours
+are found with the cache's object stride (s->size), so the tests also
+work with slub_debug= red zones or tracking.
 
 The whitelists under test come from the hardened usercopy whitelisting
 series, based on PAX_USERCOPY from the last public grsecurity/PaX patch.

@@ -9,9 +9,7 @@
 #                                                 looked up next to it)
 #   -j, --jobs N           make -j               (env JOBS, 2)
 #       --cc CC            compiler              (env KCC, "ccache gcc")
-#       --slab             also build the last patch with CONFIG_SLAB
-#                          (env SERIES_CHECK_SLAB=1)
-#       --no-variants      skip the SPLIT_KMALLOC/FALLBACK on/off builds
+#       --no-variants      skip the variant builds after the last patch
 #
 # One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1.
 # Then, for k = 1..n, patch k is applied with `patch -p1` (as the lab build
@@ -21,8 +19,11 @@
 # and bzImage is rebuilt incrementally, so every prefix is built from its
 # own state; ccache makes reruns cheap.  Each patch
 # also goes through `scripts/checkpatch.pl --strict`.  After the last patch
-# bzImage is rebuilt with CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC and
-# CONFIG_HARDENED_USERCOPY_FALLBACK both on and both off.
+# bzImage is rebuilt for each variant: CONFIG_HARDENED_USERCOPY_FALLBACK on,
+# kernel-config/variant-nosplit.config (split off), variant-slab.config
+# (SLAB with lockdep: the moved gfp bit), and without memcg kmem
+# accounting (the aliased -cg caches).  ZONE_DMA and MEMCG_KMEM are in the
+# lab fragment itself, so every prefix is built with them.
 #
 # Prints a table and exits non-zero if a patch does not apply (patch -p1,
 # no fuzz), a build fails, or checkpatch reports an error or a warning that
@@ -38,7 +39,6 @@ LAB_CONFIG=${LAB_CONFIG:-kernel-config/lab.config}
 SERIES=${SERIES:-patches/series}
 JOBS=${JOBS:-2}
 KCC=${KCC:-ccache gcc}
-SLAB=${SERIES_CHECK_SLAB:-0}
 VARIANTS=1
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
@@ -50,7 +50,6 @@ while [ $# -gt 0 ]; do
 	-s|--series)	SERIES=$2; shift 2 ;;
 	-j|--jobs)	JOBS=$2; shift 2 ;;
 	--cc)		KCC=$2; shift 2 ;;
-	--slab)		SLAB=1; shift ;;
 	--no-variants)	VARIANTS=0; shift ;;
 	-h|--help)	usage ;;
 	*)		echo "series-check: unknown argument '$1'" >&2; usage ;;
@@ -218,17 +217,14 @@ variant() { # NAME FRAGMENT...: the lab fragment, then these on top
 }
 
 if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
-	both_on=$BUILD_DIR/split-fallback-on.fragment
-	both_off=$BUILD_DIR/split-fallback-off.fragment
-	printf '%s\n' CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC=y \
-		CONFIG_HARDENED_USERCOPY_FALLBACK=y > "$both_on"
-	printf '%s\n' "# CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC is not set" \
-		"# CONFIG_HARDENED_USERCOPY_FALLBACK is not set" > "$both_off"
-	variant "SPLIT_KMALLOC=y FALLBACK=y" "$both_on"
-	variant "SPLIT_KMALLOC=n FALLBACK=n" "$both_off"
-	if [ "$SLAB" = 1 ]; then
-		variant "SLAB, SPLIT_KMALLOC=y FALLBACK=y" "$root/kernel-config/variant-slab.config" "$both_on"
-	fi
+	fallback_on=$BUILD_DIR/fallback-on.fragment
+	no_memcg=$BUILD_DIR/no-memcg.fragment
+	printf '%s\n' CONFIG_HARDENED_USERCOPY_FALLBACK=y > "$fallback_on"
+	printf '%s\n' "# CONFIG_MEMCG is not set" "# CONFIG_MEMCG_KMEM is not set" > "$no_memcg"
+	variant "FALLBACK=y" "$fallback_on"
+	variant "variant-nosplit (SPLIT_KMALLOC=n)" "$root/kernel-config/variant-nosplit.config"
+	variant "variant-slab (SLAB, PROVE_LOCKING)" "$root/kernel-config/variant-slab.config"
+	variant "MEMCG=n (no kmalloc-cg caches)" "$no_memcg"
 	# Leave the tree configured as the lab builds it.
 	cp "$BUILD_DIR/lab.config.last" "$tree/.config"
 	make -C "$tree" olddefconfig > /dev/null 2>&1

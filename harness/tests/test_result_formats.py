@@ -77,13 +77,13 @@ def test_ktap_says_verdict_diffs_log_and_signature(run_dir):
                for x in lines)
     assert any(x.endswith(" NO_SUCH_TRIGGER # SKIP NO_SUCH_TRIGGER is not listed by "
                           "provoke-crash/DIRECT") for x in lines)
-    assert ("  ok 1 USERCOPY_KMALLOC_SPLIT # XFAIL this kernel does not split "
+    assert ("  ok 1 USERCOPY_KMALLOC_SPLIT_TO # XFAIL this kernel does not split "
             "user-sized kmalloc caches") in lines
     log = TESTDATA / "console-series" / "default" / "USERCOPY_SLAB_SIZE_TO.log"
     assert f"  # log: {log}" in lines
     assert ("  # report 1: usercopy_abort exposure SLUB object 'kmalloc-1k' off 16 size 1024 "
-            "(at mm/usercopy.c:117, rip usercopy_abort, guilty do_usercopy_slab_size) "
-            "signature f16b2e885c6193ea, log line 116") in lines
+            "(at mm/usercopy.c:131, rip usercopy_abort, guilty do_usercopy_slab_size) "
+            "signature f16b2e885c6193ea, log line 119") in lines
     assert lines[-1] == "ok 2 nosplit" and "not ok 1 default" in lines
 
 
@@ -97,7 +97,7 @@ def test_kunit_py_parse_counts_agree_with_ours(run_dir):
     ours = Counter(KUNIT_STATUS[e.verdict] for e in expected)
     assert kunit.counts == {"passed": ours["PASS"], "failed": ours["FAIL"],
                             "skipped": ours["SKIP"]}
-    assert kunit.statuses[("nosplit", "USERCOPY_KMALLOC_SPLIT")] == "PASS"   # XFAIL
+    assert kunit.statuses[("nosplit", "USERCOPY_KMALLOC_SPLIT_TO")] == "PASS"   # XFAIL
     assert kunit.statuses[("default", "PANIC")] == "FAIL"                    # ERROR
     assert check_run(run_dir, KUNIT) == []
 
@@ -122,7 +122,7 @@ def test_junit_parses_and_counts(run_dir):
     assert bug.find("failure").get("type") == "FAIL"
     assert "golden: no golden file for BUG" in bug.find("failure").text
     assert "log: " in bug.find("system-out").text
-    split = root.find("testsuite[@name='nosplit']/testcase[@name='USERCOPY_KMALLOC_SPLIT']")
+    split = root.find("testsuite[@name='nosplit']/testcase[@name='USERCOPY_KMALLOC_SPLIT_TO']")
     assert split.find("skipped").get("type") == "xfail"
     assert check_junit(expected, run_dir / JUNIT_FILE) == []
     assert read_junit_verdicts(run_dir / JUNIT_FILE) == {

@@ -28,18 +28,6 @@ SUITES = load_suites(REPO / "suites.toml")
 GOLDEN = SUITES["default"].golden()
 TREE = Path(os.environ.get("USERCOPY_LAB_TREE", REPO / "build" / "linux-source-6.1"))
 
-# lkdtm-tests/tests.txt lines that are not the ERE run.sh greps with: the
-# text is on the console, but unescaped ( ) make it a group.  The fix
-# (escape them: "copy_to_user\(\) failed", "\(offset 255, size 64\)") is
-# the tests.txt owner's; strict, so the fix makes these tests fail until
-# the marker goes.
-ERE_BROKEN = {
-    "USERCOPY_VMALLOC": "'copy_to_user()': () is an empty ERE group",
-    "USERCOPY_SLAB_WHITELIST_TO": "'(offset 255, size 64)' is an ERE group",
-    "USERCOPY_SLAB_WHITELIST_FROM": "'(offset 255, size 64)' is an ERE group",
-}
-
-
 def test_upstream_expectation_of_a_tests_txt_column():
     assert upstream_expect("") == (DEFAULT_EXPECT, 1)
     assert upstream_expect("repeat:2 ok: stack canaries differ") == \
@@ -56,10 +44,8 @@ def test_grep_is_posix_ere_case_insensitive():
         grep_eqi("a(b", "a(b")
 
 
-@pytest.mark.parametrize("trigger", [
-    pytest.param(t.name, marks=pytest.mark.xfail(reason=ERE_BROKEN[t.name], strict=True))
-    if t.name in ERE_BROKEN else t.name
-    for t in SUITES["default"].triggers() if not t.skip_reason])
+@pytest.mark.parametrize("trigger", [t.name for t in SUITES["default"].triggers()
+                                     if not t.skip_reason])
 def test_tests_txt_means_what_run_sh_greps_on_the_real_console(trigger):
     """Our tests.txt read the upstream way: `grep -E -qi EXPECT` over what
     the trigger added to the console of the default suite, or, for the

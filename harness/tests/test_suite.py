@@ -55,6 +55,35 @@ def test_variant_golden_folder_overrides_the_default_one(tmp_path):
     assert [t.name for t in suite.triggers()] == ["A", "B"]
 
 
+def test_allocator_names_the_slab_object_of_inherited_golden_files():
+    suites = load_suites(REPO / "suites.toml")
+    slab, default = suites["slab"].golden(), suites["default"].golden()
+    inherited = slab["USERCOPY_SLAB_SIZE_TO"]           # expected-oops/default
+    assert inherited.path == default["USERCOPY_SLAB_SIZE_TO"].path
+    assert inherited.reports[0].fields["object"] == "SLAB object"
+    assert default["USERCOPY_SLAB_SIZE_TO"].reports[0].fields["object"] == "SLUB object"
+    assert slab["USERCOPY_KERNEL"].reports[0].fields["object"] == "kernel text"
+
+
+def test_a_slab_console_fails_the_slub_golden_file():
+    # Without `allocator`, the SLAB kernel's report is not the default file's.
+    from usercopy_lab.trigger_run import evaluate_log
+    log = (Path(__file__).parent / "testdata" / "console-series" / "slab"
+           / "USERCOPY_SLAB_SIZE_TO.log")
+    golden = load_suites(REPO / "suites.toml")["default"].golden()["USERCOPY_SLAB_SIZE_TO"]
+    result = evaluate_log("slab", "USERCOPY_SLAB_SIZE_TO", log, golden, "")
+    assert result.verdict == "FAIL"
+    assert any("object" in d and "SLAB object" in d for d in result.diffs), result.diffs
+
+
+def test_allocator_must_be_slub_or_slab(tmp_path):
+    (tmp_path / "g").mkdir()
+    (tmp_path / "suites.toml").write_text(
+        '[x]\nkernel = "default"\ngolden = "g"\ntriggers = "t.txt"\nallocator = "SLOB"\n')
+    with pytest.raises(SuiteError, match='allocator: must be "SLUB" or "SLAB"'):
+        load_suites(tmp_path / "suites.toml")
+
+
 def test_only_must_name_listed_triggers(tmp_path):
     (tmp_path / "t.txt").write_text("A\n")
     (tmp_path / "suites.toml").write_text(

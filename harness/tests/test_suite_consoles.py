@@ -27,9 +27,9 @@ def test_golden_matches_captured_console(suite, trigger, expected_text):
 
 def test_split_trigger_on_a_split_kernel_is_not_an_xfail():
     # The nosplit golden file must not accept the split kernel's oops.
-    golden = SUITES["nosplit"].golden()["USERCOPY_KMALLOC_SPLIT"]
-    log = CONSOLES / "default" / "USERCOPY_KMALLOC_SPLIT.log"
-    assert evaluate_log("nosplit", "USERCOPY_KMALLOC_SPLIT", log, golden, "").verdict == "FAIL"
+    golden = SUITES["nosplit"].golden()["USERCOPY_KMALLOC_SPLIT_TO"]
+    log = CONSOLES / "default" / "USERCOPY_KMALLOC_SPLIT_TO.log"
+    assert evaluate_log("nosplit", "USERCOPY_KMALLOC_SPLIT_TO", log, golden, "").verdict == "FAIL"
 
 
 def test_fallback_golden_is_not_the_default_one_for_in_object_violations():
@@ -67,10 +67,25 @@ def test_usersized_cache_check_passes_on_its_console(suite):
 
 def test_usersized_cache_check_fails_on_a_fail_line(tmp_path):
     text = (CONSOLES / "default" / "check-usersized-caches.log").read_text()
-    text = text.replace("usercopy-lab-check: PASS: 128 msg_msg of 16+48",
-                        "usercopy-lab-check: FAIL: 128 msg_msg of 16+48", 1)
+    text = text.replace("usercopy-lab-check: PASS: 128 messages of 16 bytes",
+                        "usercopy-lab-check: FAIL: 128 messages of 16 bytes", 1)
     log = tmp_path / "check.log"
     log.write_text(text)
     result = evaluate_check_log("default", "check-usersized-caches", log)
     assert result.verdict == "FAIL"
-    assert result.diffs[0].startswith("check: FAIL: 128 msg_msg of 16+48")
+    assert result.diffs[0].startswith("check: FAIL: 128 messages of 16 bytes")
+
+
+def test_objcg_check_fails_on_the_kernel_with_the_memcg_bug():
+    # Real console of the series before patches/0002 cleared __GFP_USERCOPY
+    # in OBJCGS_CLEAR_MASK (testdata/objcg/README.md).
+    log = Path(__file__).parent / "testdata" / "objcg" / "check-objcg-caches-unfixed.log"
+    result = evaluate_check_log("memcg", "check-objcg-caches", log)
+    assert result.verdict == "FAIL"
+    assert "check: FAIL: 104 objcg arrays in usersized-* or msg_msg* caches (want 0)" in result.diffs
+
+
+def test_objcg_check_passes_on_the_fixed_kernel():
+    result = evaluate_check_log("memcg", "check-objcg-caches",
+                                CONSOLES / "memcg" / "check-objcg-caches.log")
+    assert result.verdict == "PASS", result.diffs

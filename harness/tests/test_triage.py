@@ -1,6 +1,7 @@
 """usercopy-lab triage end to end (argparse -> run), output and exit codes."""
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,9 @@ def test_golden_offset_base_uses_lkdtm_address_from_the_log(tmp_path, capsys):
     assert rc == 0 and "[golden: USERCOPY_KERNEL]" in out
     text = log.read_text()
     moved = tmp_path / "moved.log"       # LKDTM says another address
-    moved.write_text(text.replace("kernel text: ffffffff810a16d0", "kernel text: ffffffff810a16e0"))
+    addr = re.search(r"kernel text: (ffff[0-9a-f]+)", text).group(1)
+    moved.write_text(text.replace(f"kernel text: {addr}",
+                                  f"kernel text: {int(addr, 16) + 0x10:x}"))
     dropped = tmp_path / "dropped.log"   # no LKDTM address at all
     dropped.write_text("".join(l for l in text.splitlines(True) if "kernel text: ffff" not in l))
     assert moved.read_text() != text and dropped.read_text() != text

@@ -24,6 +24,10 @@ class SuiteError(InputError):
     pass
 
 
+# The `object` of a slab report, one per allocator (mm/slub.c, mm/slab.c).
+SLAB_OBJECTS = ("SLUB object", "SLAB object")
+
+
 @dataclass(frozen=True)
 class Trigger:
     name: str
@@ -43,6 +47,7 @@ class Suite:
     expected_text: bool = True     # check tests.txt's expected-text column
     selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
     slab_audit: Path | None = None  # the audit golden file of AUDIT_PROGRAM
+    allocator: str = ""            # "SLAB": heap reports name it (see golden())
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
@@ -60,8 +65,19 @@ class Suite:
 
     def golden(self) -> dict[str, Golden]:
         """Golden file per trigger; a variant's folder overrides later ones.
-        The whitelist audit's check gets its golden file too (slab_audit)."""
+
+        With an allocator, an expected `object: SLUB object` reads
+        `<allocator> object`: __check_heap_object() of mm/slab.c and of
+        mm/slub.c pass their allocator's name to usercopy_abort(), so a
+        variant inherits the golden files whose other values do not depend
+        on the allocator instead of copying them.  The whitelist audit's
+        check gets its golden file too (slab_audit)."""
         found = load_layered(self.golden_dirs)
+        if self.allocator:
+            for golden in found.values():
+                for report in golden.reports:
+                    if report.fields.get("object") in SLAB_OBJECTS:
+                        report.fields["object"] = f"{self.allocator} object"
         if self.slab_audit is not None:
             found[AUDIT_PROGRAM] = Golden(self.slab_audit, AUDIT_PROGRAM, "returned")
         return found
@@ -161,6 +177,7 @@ SUITE_KEYS: dict[str, Key] = {
     "expected_text": Key("expected_text", _bool),
     "selftests": Key("selftests", _one_of("tree", "lab")),
     "slab_audit": Key("slab_audit", _audit_spec),
+    "allocator": Key("allocator", _one_of("SLUB", "SLAB")),
 }
 
 

@@ -113,7 +113,9 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
     verdict: Verdict = decide(trigger, capture_error, markers, reports, golden)
     seen = None
     if expected_text:
-        seen = expected_text in text
+        # run.sh's own check: grep -E -qi over what the test added.
+        from .selftests import grep_eqi, lines_after_start, upstream_expect
+        seen = grep_eqi(upstream_expect(expected_text)[0], lines_after_start(text))
         if not seen and verdict.verdict == "PASS":
             verdict.verdict = "FAIL"
             verdict.diffs.append(f"tests.txt: expected text {expected_text!r} not on the console")
