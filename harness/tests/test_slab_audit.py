@@ -261,12 +261,16 @@ def test_real_seeds_console_passes_and_covers_every_seed_cache():
     assert seeds["rds_ib_incoming"].seen.startswith("useroffset 144 usersize 16")
 
 
-def test_real_seeds_console_says_what_rds_tcp_incoming_is_merged_into():
+def test_real_seeds_console_has_rds_tcp_incoming_apart_with_its_region():
+    # patches/0011 gives rds_tcp_incoming a region, so SLUB no longer folds
+    # it into the region-less 184-byte cache (which holds ip6-frags and
+    # xfs_icr); without 0011 it was merged there (make mutation-rds).
     table = parse_console(REAL_LOG.read_text().splitlines())
-    # SLUB folded the region-less rds_tcp_incoming into the cache created
-    # first with its size and flags; on the seeds kernel that is xfs_icr.
-    assert table.lookup("rds_tcp_incoming").reported == "xfs_icr"
-    assert table.merged_names("ip6-frags") == ("ip6-frags", "rds_tcp_incoming", "xfs_icr")
+    cache = table.lookup("rds_tcp_incoming")
+    assert (cache.sysfs, cache.useroffset, cache.usersize) == ("rds_tcp_incoming", 112, 16)
+    assert table.merged_names("ip6-frags") == ("ip6-frags", "xfs_icr")
+    rows = {r.name: r for r in real_audit()}
+    assert rows["rds_tcp_incoming"].seen.startswith("useroffset 112 usersize 16")
 
 
 @pytest.mark.parametrize("old,new,message", [
@@ -277,8 +281,11 @@ def test_real_seeds_console_says_what_rds_tcp_incoming_is_merged_into():
     ("cache rds_ib_incoming object_size=192 size=192 useroffset=144 usersize=16",
      "cache rds_ib_incoming object_size=192 size=192 useroffset=0 usersize=0",
      "rds_ib_incoming: region no region, the source declares useroffset 144 usersize 16"),
-    ("alias rds_tcp_incoming -> :0000184", "alias rds_tcp_incoming -> rds_ib_incoming",
-     "rds_ib_incoming has a region but rds_tcp_incoming is merged into it"),
+    ("cache rds_tcp_incoming object_size=184 size=184 useroffset=112 usersize=16",
+     "cache rds_tcp_incoming object_size=184 size=184 useroffset=0 usersize=0",
+     "rds_tcp_incoming: region no region, the source declares useroffset 112 usersize 16"),
+    ("alias ip6-frags -> :0000184", "alias ip6-frags -> rds_ib_incoming",
+     "rds_ib_incoming has a region but ip6-frags is merged into it"),
 ])
 def test_real_seeds_console_edited_fails_naming_the_cache(old, new, message):
     text = REAL_LOG.read_text()
