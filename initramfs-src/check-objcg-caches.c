@@ -42,27 +42,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PREFIX "usercopy-lab-check: "
+#include "lab-check.h"
+
 #define CGROOT "/sys/fs/cgroup"
 #define CHILD CGROOT "/lab"
 #define TRACES "/sys/kernel/debug/slab"
 #define NR_ALLOCS 128
-
-static int failures;
-
-static __attribute__((format(printf, 2, 3))) void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(PREFIX "%s: ", ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 static int write_file(const char *path, const char *text)
 {

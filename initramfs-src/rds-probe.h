@@ -28,7 +28,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define PREFIX "usercopy-lab-check: "
+#include "lab-check.h"
+
 #define INFO PROBE_NAME ": "
 
 #ifndef SOL_RDS
@@ -36,22 +37,6 @@
 #endif
 #define NETMASK "255.255.255.0"
 #define RECV_TIMEOUT_S 20
-
-static int failures;
-
-static __attribute__((format(printf, 2, 3))) void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf(PREFIX "%s: ", ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 /* A step the probe cannot go on without: one FAIL line naming it, exit 2. */
 static __attribute__((noreturn, format(printf, 1, 2))) void setup_failed(const char *fmt, ...)
