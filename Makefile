@@ -94,11 +94,6 @@ $(HELPERS_OUT)/%: initramfs-src/%.c $(wildcard initramfs-src/*.h)
 	@mkdir -p $(HELPERS_OUT)
 	cc -static -O2 -Wall -Wextra -Werror -o $@ $<
 
-# The check programs share initramfs-src/lab-check.h (PASS/FAIL lines), the
-# RDS probes also initramfs-src/rds-probe.h.
-$(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELPER_SRCS)): initramfs-src/lab-check.h
-$(HELPERS_OUT)/rds-tcp-cookie $(HELPERS_OUT)/rds-ib-cookie: initramfs-src/rds-probe.h
-
 # The XFS image of initramfs-src/check-xfs-inline.c (seed 009).
 $(XFS_IMAGE): scripts/xfs-image.sh | deps
 	@scripts/xfs-image.sh $@
