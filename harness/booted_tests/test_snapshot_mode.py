@@ -1,9 +1,10 @@
 """Snapshot mode and the run loop on real guests (run by `make test`).
 
-- equivalence: every trigger and check of the default suite booted in full
-  and restored from a snapshot gives the same verdict and the same parsed
-  reports (offsets may differ only where the golden file pins them
-  relative to LKDTM's printed address, offset-base);
+- equivalence: every trigger and check of the default suite booted in full,
+  restored from a snapshot in a new QEMU each, and reloaded in the QEMU
+  each worker keeps gives the same verdict and the same parsed reports
+  (offsets may differ only where the golden file pins them relative to
+  LKDTM's printed address, offset-base);
 - fallback: with no usable qemu-img the snapshot cannot be made and every
   trigger boots in full, recorded per trigger;
 - Ctrl-C mid-suite: partial results.json, no QEMU left, exit status 130;
@@ -59,13 +60,20 @@ def comparable(trigger: dict, golden_dir: Path) -> tuple:
 
 def test_every_default_trigger_is_the_same_restored_and_booted(tmp_path):
     _, full = run(tmp_path / "full", "--suite", "default", "--boot", "full")
-    _, snap = run(tmp_path / "snap", "--suite", "default", "--boot", "snapshot")
+    _, fresh = run(tmp_path / "fresh", "--suite", "default", "--qemu-per-trigger")
+    _, kept = run(tmp_path / "kept", "--suite", "default", "-j", "2")
     assert {t["boot"] for t in full["triggers"]} == {"full"}
-    assert {t["boot"] for t in snap["triggers"]} == {"snapshot"}, \
-        [t["boot_fallback"] for t in snap["triggers"]]
+    for snap in (fresh, kept):
+        assert {t["boot"] for t in snap["triggers"]} == {"snapshot"}, \
+            [t["boot_fallback"] for t in snap["triggers"]]
+    assert not any(t["reused_qemu"] for t in fresh["triggers"])
+    # two workers: each restores its first trigger in a new QEMU, then reloads
+    assert sum(t["reused_qemu"] for t in kept["triggers"]) >= len(kept["triggers"]) - 2
+    assert qemu_of(tmp_path / "kept") == []
     golden = REPO / "expected-oops" / "default"
-    assert [comparable(t, golden) for t in snap["triggers"]] == \
-        [comparable(t, golden) for t in full["triggers"]]
+    expected = [comparable(t, golden) for t in full["triggers"]]
+    assert [comparable(t, golden) for t in fresh["triggers"]] == expected
+    assert [comparable(t, golden) for t in kept["triggers"]] == expected
 
 
 def test_no_snapshot_means_full_boot_per_trigger(tmp_path):

@@ -135,6 +135,85 @@ def test_results_keep_plan_order_with_two_workers(lab):
     assert rc == 0 and data["jobs"] == 2
 
 
+def restore_pids(pids: Path) -> list[str]:
+    """Pids of the fake QEMUs of a run, less the snapshot boot's (the first)."""
+    return pids.read_text().split()[1:]
+
+
+def test_one_worker_reloads_every_trigger_in_the_qemu_it_keeps(lab, monkeypatch):
+    suite = mini_suite(lab)
+    pids = lab / "pids"
+    monkeypatch.setenv("FAKE_QEMU_PIDS", str(pids))
+    rc, data = cli(lab, *suite, "-j", "1")
+    assert rc == 0, [t["diffs"] for t in data["triggers"] if t["verdict"] != "PASS"]
+    assert len(restore_pids(pids)) == 1
+    assert [t["reused_qemu"] for t in data["triggers"]] == [False] + [True] * len(MINI)
+    assert data["reuse_qemu"] is True
+    for i, t in enumerate(data["triggers"]):
+        log = Path(t["log"]).read_text()
+        # Each log holds its own trigger's console only, none of the last one's.
+        assert log.count("USERCOPY-LAB-START") == 1
+        assert f"USERCOPY-LAB-START trigger={t['name']}" in log \
+            or f"USERCOPY-LAB-START helper={t['name']}" in log
+        assert ("in the QEMU this worker kept paused" in log) == (i > 0)
+        assert "qemu paused and kept for the next trigger" in log
+
+
+def test_qemu_per_trigger_starts_a_qemu_for_every_trigger(lab, monkeypatch):
+    suite = mini_suite(lab)
+    pids = lab / "pids"
+    monkeypatch.setenv("FAKE_QEMU_PIDS", str(pids))
+    rc, data = cli(lab, *suite, "-j", "1", "--qemu-per-trigger")
+    assert rc == 0
+    assert len(restore_pids(pids)) == len(MINI) + 1
+    assert not any(t["reused_qemu"] for t in data["triggers"])
+    assert data["reuse_qemu"] is False
+
+
+def test_a_failed_reload_restores_that_trigger_in_a_new_qemu(lab, monkeypatch):
+    suite = mini_suite(lab)
+    pids = lab / "pids"
+    monkeypatch.setenv("FAKE_QEMU_PIDS", str(pids))
+    monkeypatch.setenv("FAKE_QEMU_RELOAD", "fail")
+    rc, data = cli(lab, *suite, "-j", "1")
+    assert rc == 0
+    assert len(restore_pids(pids)) == len(MINI) + 1
+    assert {t["boot"] for t in data["triggers"]} == {"snapshot"}
+    assert all(t["boot_fallback"] is None and not t["reused_qemu"] for t in data["triggers"])
+    second = Path(data["triggers"][1]["log"]).read_text()
+    assert "reload failed (loadvm said: Error: fake loadvm failure); that QEMU ended" in second
+
+
+def test_a_qemu_that_exits_after_its_trigger_is_not_reused(lab, monkeypatch):
+    suite = mini_suite(lab)
+    pids = lab / "pids"
+    monkeypatch.setenv("FAKE_QEMU_PIDS", str(pids))
+    # The guest of the second trigger reboots after END: -no-reboot ends QEMU.
+    second = lab / "consoles" / f"{MINI[1]}.log"
+    second.write_bytes(b"#! then: exit 0\n" + second.read_bytes())
+    rc, data = cli(lab, *suite, "-j", "1")
+    assert rc == 0
+    assert len(restore_pids(pids)) == 2
+    assert [t["reused_qemu"] for t in data["triggers"]] == \
+        [False, True, False] + [True] * (len(MINI) - 2)
+
+
+def test_a_worker_ends_its_kept_qemu_when_the_machine_changes(lab, monkeypatch):
+    pids = lab / "pids"
+    monkeypatch.setenv("FAKE_QEMU_PIDS", str(pids))
+    use_series(lab, "USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO")
+    rc, data = cli(lab, "--suite", "default", "--suite", "fallback",
+                   "--trigger", "USERCOPY_SLAB_WHITELIST_TO",
+                   "--trigger", "USERCOPY_STACK_FRAME_TO", "-j", "1")
+    assert [t["reused_qemu"] for t in data["triggers"]] == [False, True, False, True]
+    # two snapshot boots and two restoring QEMUs, none left running
+    started = pids.read_text().split()
+    assert len(started) == 4
+    for pid in started:
+        assert not Path(f"/proc/{pid}").exists() or \
+            Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
+
 @pytest.mark.parametrize("env,why", [
     ({"FAKE_QEMU_LOADVM": "fail"}, "restore failed"),
     ({"FAKE_QEMU_IMG": "fail"}, "snapshot not made: qemu-img create failed"),

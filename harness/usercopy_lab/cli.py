@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
                      help="snapshot: boot once per kernel and command line, restore "
                      "that state per trigger (default; falls back to full per trigger); "
                      "full: boot every trigger from scratch")
+    run.add_argument("--qemu-per-trigger", action="store_true",
+                     help="snapshot mode: restore every trigger in a new QEMU (-loadvm) "
+                     "instead of reloading the snapshot in the QEMU each worker keeps "
+                     "paused between its triggers")
     run.add_argument("-j", "--jobs", type=int, default=default_jobs(),
                      help="guests at once (default: the number of cores, %(default)s)")
     run.add_argument("--keep-snapshots", action="store_true",
@@ -203,10 +207,15 @@ def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
     options = RunOptions(BootMode(args.boot), args.jobs,
                          RunLimits(args.boot_timeout, args.trigger_timeout,
                                    args.restore_timeout),
-                         args.live, args.keep_snapshots)
+                         args.live, args.keep_snapshots, not args.qemu_per_trigger)
     meta.update(boot=options.boot.value, jobs=options.jobs)
+    if options.boot is BootMode.SNAPSHOT:
+        meta.update(reuse_qemu=options.reuse_qemu)
+    reuse = ", QEMU kept per worker" if options.boot is BootMode.SNAPSHOT \
+        and options.reuse_qemu else ""
     print(f"usercopy-lab: run {meta['run_id']}, accel {meta['accel']} "
-          f"({meta['accel_reason']}), boot {options.boot.value}, {options.jobs} at once, "
+          f"({meta['accel_reason']}), boot {options.boot.value}{reuse}, "
+          f"{options.jobs} at once, "
           f"logs in {out_dir}", flush=True)
     json_path = out_dir / "results.json"
 

@@ -29,7 +29,7 @@ READY = "USERCOPY-LAB-READY"
 WAITING = "USERCOPY-LAB-WAITING"
 START = "USERCOPY-LAB-START"
 END = "USERCOPY-LAB-END"
-_END_LINE = END + r"[^\r\n]*[\r\n]"
+END_LINE = END + r"[^\r\n]*[\r\n]"
 TRAILER = "# usercopy-lab: capture ended: "
 
 
@@ -57,6 +57,10 @@ class Capture:
     # snapshot mode only: the restored guest never reached the trigger, so
     # the trigger may still be run by a full boot (trigger_run does that)
     restore_failed: bool = False
+    # snapshot mode only: the snapshot was reloaded in a QEMU its worker
+    # slot kept from its last trigger (restore.py), not in a new one
+    reused_qemu: bool = False
+    qemu_kept: bool = False      # paused and kept for the slot's next trigger
 
 
 class Cancel:
@@ -173,6 +177,29 @@ class Guest:
         assert self.child is not None
         self.child.send(line + "\n")
 
+    def alive(self) -> bool:
+        return self.child is not None and self.child.isalive()
+
+    def set_log(self, log: IO[bytes], live: bool) -> None:
+        """From now on the console goes to log; what the last expect()
+        read past its match is dropped (it is in the previous log)."""
+        assert self.child is not None
+        self.child.logfile_read = _Tee(log, live)
+        self.child.buffer = self.child.string_type()
+        self.child.before = self.child.after = self.child.match = None
+
+    def drain(self, settle: float = 0.0) -> None:
+        """Copy what the console holds now to the log, without waiting
+        (beyond settle seconds of quiet)."""
+        import pexpect
+
+        assert self.child is not None
+        try:
+            while True:
+                self.child.read_nonblocking(65536, timeout=settle)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
+
     def kill(self) -> None:
         if self.child is not None:
             _kill(self.child)
@@ -184,10 +211,10 @@ def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
     """Full boot of spec: wait for READY, START, END and QEMU's exit."""
     cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.FULL)
     argv = spec.argv()
-    with _Log(log_path, argv, cap, cancel) as log:
+    with CaptureLog(log_path, argv, cap, cancel) as log:
         with Guest(argv, log.file, live, cancel) as guest:
             steps = ((READY, boot_timeout, "boot"), (START, trigger_timeout, "trigger"),
-                     (_END_LINE, trigger_timeout, "trigger"))
+                     (END_LINE, trigger_timeout, "trigger"))
             if log.run_steps(guest, steps):
                 cap.end = CaptureEnd.END_MARKER
                 if guest.expect(eof(), boot_timeout) is not None:
@@ -196,48 +223,7 @@ def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
     return cap
 
 
-@dataclass(frozen=True)
-class Restore:
-    """A saved ready guest to restore: image, tag, the console of its boot."""
-
-    image: Path
-    tag: str
-    boot_console: bytes
-    made: str                    # one line: when and how the snapshot was made
-
-
-def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
-                  restore_timeout: float, trigger_timeout: float,
-                  live: bool = False, cancel: Cancel | None = None) -> Capture:
-    """Restore the ready guest, send spec's request over the console, wait
-    for START and END, then end QEMU (after -loadvm a poweroff only halts).
-
-    The log holds the snapshot's boot console first, so it reads like the
-    console of a full boot.  restore_failed is set when the guest never
-    reached START: the caller may then boot the trigger in full instead.
-    """
-    cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.SNAPSHOT,
-                  saw_ready=True)
-    argv = spec.machine.snapshot_argv(restore.image, loadvm=restore.tag)
-    with _Log(log_path, argv, cap, cancel) as log:
-        log.note(f"boot console of the snapshot ({restore.made}):")
-        log.file.write(restore.boot_console.rstrip(b"\r\n") + b"\n")
-        log.note(f"restored snapshot {restore.tag!r} from {restore.image}; "
-                 f"sending {spec.request()!r} over the console")
-        with Guest(argv, log.file, live, cancel) as guest:
-            guest.send_line(spec.request())
-            steps = ((START, restore_timeout, "restore"),
-                     (_END_LINE, trigger_timeout, "trigger"))
-            if log.run_steps(guest, steps):
-                cap.end = CaptureEnd.END_MARKER
-            cap.restore_failed = not cap.saw_start and cap.end in (
-                CaptureEnd.TIMEOUT, CaptureEnd.QEMU_EXITED)
-            guest.kill()
-        cap.qemu_exit = guest.exit_status
-    return cap
-
-
-class _Log:
+class CaptureLog:
     """The log file of one capture: header, marker steps, trailer line."""
 
     def __init__(self, path: Path, argv: list[str], cap: Capture,
@@ -249,7 +235,7 @@ class _Log:
         self.file: IO[bytes]
         self._start = 0.0
 
-    def __enter__(self) -> _Log:
+    def __enter__(self) -> CaptureLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._start = time.monotonic()
         self.file = open(self.path, "wb")
@@ -287,7 +273,7 @@ class _Log:
             self.cap.saw_ready = True
         elif pattern == START:
             self.cap.saw_start = True
-        elif pattern == _END_LINE:
+        elif pattern == END_LINE:
             self.cap.saw_end = True
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None,
@@ -305,9 +291,10 @@ class _Log:
         self.cap.seconds = time.monotonic() - self._start
         if self.cap.error:
             self.note(self.cap.error)
+        qemu = "qemu paused and kept for the next trigger" if self.cap.qemu_kept \
+            else f"qemu exit status {self.cap.qemu_exit}"
         self.file.write(f"{TRAILER}{self.cap.end.value}; boot {self.cap.mode.value}; "
-                        f"qemu exit status {self.cap.qemu_exit}; "
-                        f"{self.cap.seconds:.2f}s\n".encode())
+                        f"{qemu}; {self.cap.seconds:.2f}s\n".encode())
         self.file.close()
         return handled
 

@@ -3,12 +3,13 @@
 plan() lists the guests in the order of the results table (suites in the
 order asked, each suite's triggers in tests.txt order, then its checks).
 execute() runs them on `jobs` workers; each worker slot restores snapshots
-from its own image copy (snapshot.py) or boots in full.  Results come back
-in plan order whatever order the guests finish in; one progress line per
-guest is printed as it finishes.  With more than one worker, every
-snapshot is made up front, beside the first guests.  Ctrl-C cancels the run: every QEMU is
-killed, the guests cut short are kept as ERROR (interrupted), the rest are
-listed as not run.
+from its own image copy (snapshot.py), in the QEMU it keeps paused between
+its triggers (restore.py; RunOptions.reuse_qemu), or boots in full.
+Results come back in plan order whatever order the guests finish in; one
+progress line per guest is printed as it finishes.  With more than one
+worker, every snapshot is made up front, beside the first guests.  Ctrl-C
+cancels the run: every QEMU is killed, the guests cut short are kept as
+ERROR (interrupted), the rest are listed as not run.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from .console_capture import Cancel
 from .dwarf_layout import DwarfError
 from .golden import Golden
 from .qemu_boot import BootMode, GuestSpec, Machine
+from .restore import ResidentSlot
 from .snapshot import SnapshotPool
 from .selftests import cmdline as selftests_cmdline
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
@@ -66,6 +68,7 @@ class RunOptions:
     limits: RunLimits = RunLimits()
     live: bool = False
     keep_snapshots: bool = False
+    reuse_qemu: bool = True      # snapshot mode: a worker reloads in its kept QEMU
 
 
 @dataclass
@@ -153,6 +156,8 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
     slots: queue.Queue[int] = queue.Queue()
     for slot in range(workers):
         slots.put(slot)
+    residents = {slot: ResidentSlot() for slot in range(workers)} \
+        if pool is not None and options.reuse_qemu else {}
     results: list[TriggerResult | None] = [None] * len(jobs)
 
     def work(job: Job) -> TriggerResult | None:
@@ -162,7 +167,8 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
                 return None
             return run_trigger(job.suite, job.spec, job.golden, job.expected_text,
                                out_dir / job.log, options.limits, live=options.live,
-                               boot=_boot_for(job, pool, slot), cancel=cancel,
+                               boot=_boot_for(job, pool, slot, residents.get(slot)),
+                               cancel=cancel,
                                selftests=job.selftests)
         finally:
             slots.put(slot)
@@ -214,6 +220,8 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
             signal.signal(signal.SIGINT, old)
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+        for resident in residents.values():
+            resident.close()
         if pool is not None and not options.keep_snapshots:
             pool.remove_images()
     outcome = RunOutcome([r for r in results if r is not None], interrupted,
@@ -237,7 +245,8 @@ def _collect(fut: Future[TriggerResult | None], i: int, results: list[TriggerRes
                                0.0, str(out_dir / job.log), None, fault="harness-error")
 
 
-def _boot_for(job: Job, pool: SnapshotPool | None, slot: int) -> Boot:
+def _boot_for(job: Job, pool: SnapshotPool | None, slot: int,
+              resident: ResidentSlot | None = None) -> Boot:
     if pool is None:
         return Boot()
     machine = job.spec.machine
@@ -247,5 +256,5 @@ def _boot_for(job: Job, pool: SnapshotPool | None, slot: int) -> Boot:
         return Boot(fallback=f"snapshot not usable: {exc}")
     if isinstance(restore, str):
         return Boot(fallback=restore)
-    return Boot(restore=restore,
+    return Boot(restore=restore, slot=resident,
                 on_restore_failed=lambda why: pool.mark_broken(machine, why))

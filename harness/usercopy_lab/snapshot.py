@@ -3,10 +3,12 @@
 make_snapshot() boots a Machine with lab.wait=console: init prints
 USERCOPY-LAB-WAITING and waits for a request line on the console.  Then the
 machine is saved over QMP (HMP `savevm ready`) into a qcow2 image attached
-as a drive no guest device sees.  Every trigger afterwards restores a fresh
-QEMU from it (-loadvm), so each starts from the same clean machine state
-without booting.  One image can only be opened by one QEMU at a time, and
-loadvm writes to it, so each worker slot restores from its own copy.
+as a drive no guest device sees.  Every trigger afterwards is restored from
+it (restore.py: -loadvm in a new QEMU, or loadvm over QMP in the QEMU its
+worker kept from its last trigger), so each starts from the same clean
+machine state without booting.  One image can only be opened by one QEMU
+at a time, and loadvm writes to it, so each worker slot restores from its
+own copy.
 
 A snapshot that cannot be made (no qemu-img, boot or savevm failed) or
 restored leaves the triggers to a full boot: SnapshotPool answers with the
@@ -17,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -25,10 +26,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from .console_capture import WAITING, Cancel, CaptureEnd, Guest, Restore, eof
+from .console_capture import WAITING, Cancel, CaptureEnd, Guest, eof
 from .qemu_boot import QEMU_IMG, Machine
+from .qmp import QmpClient, QmpError
+from .restore import Restore
 
 SNAPSHOT_TAG = "ready"
 IMAGE_SIZE = "64M"   # the disk itself is never used; savevm stores the RAM beside it
@@ -104,79 +106,18 @@ def make_snapshot(machine: Machine, directory: Path, boot_timeout: float,
 
 
 def _save(qmp_path: Path, timeout: float) -> None:
-    with _Qmp(qmp_path, timeout) as qmp:
-        out = qmp.hmp(f"savevm {SNAPSHOT_TAG}")
-        if out.strip():
-            raise SnapshotError(f"savevm said: {out.strip()}")
-        listed = qmp.hmp("info snapshots")
-        if SNAPSHOT_TAG not in listed.split():
-            raise SnapshotError(f"savevm left no snapshot {SNAPSHOT_TAG!r}: {listed.strip()}")
-        qmp.command("quit")
-
-
-class _Qmp:
-    """A minimal QMP client: one command at a time, events skipped."""
-
-    def __init__(self, path: Path, timeout: float) -> None:
-        self._path = path
-        self._timeout = timeout
-        self._sock: socket.socket | None = None
-        self._buf = b""
-
-    def __enter__(self) -> _Qmp:
-        deadline = time.monotonic() + self._timeout
-        while True:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(self._timeout)
-            try:
-                sock.connect(str(self._path))
-                break
-            except (FileNotFoundError, ConnectionRefusedError):
-                sock.close()
-                if time.monotonic() > deadline:
-                    raise SnapshotError(f"no QMP socket at {self._path}") from None
-                time.sleep(0.05)
-        self._sock = sock
-        self._message()                       # greeting
-        self.command("qmp_capabilities")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._sock is not None:
-            self._sock.close()
-
-    def hmp(self, line: str) -> str:
-        return str(self.command("human-monitor-command", **{"command-line": line}))
-
-    def command(self, name: str, **arguments: Any) -> Any:
-        assert self._sock is not None
-        msg: dict[str, Any] = {"execute": name}
-        if arguments:
-            msg["arguments"] = arguments
-        self._sock.sendall(json.dumps(msg).encode() + b"\n")
-        while True:
-            reply = self._message()
-            if reply is None:
-                if name == "quit":
-                    return None
-                raise SnapshotError(f"QMP closed during {name}")
-            if "error" in reply:
-                raise SnapshotError(f"QMP {name}: {reply['error'].get('desc', reply['error'])}")
-            if "return" in reply:
-                return reply["return"]
-
-    def _message(self) -> dict[str, Any] | None:
-        assert self._sock is not None
-        while b"\n" not in self._buf:
-            try:
-                chunk = self._sock.recv(65536)
-            except OSError as exc:
-                raise SnapshotError(f"QMP: {exc}") from exc
-            if not chunk:
-                return None
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return json.loads(line)
+    try:
+        with QmpClient(qmp_path, timeout) as qmp:
+            out = qmp.hmp(f"savevm {SNAPSHOT_TAG}")
+            if out.strip():
+                raise SnapshotError(f"savevm said: {out.strip()}")
+            listed = qmp.hmp("info snapshots")
+            if SNAPSHOT_TAG not in listed.split():
+                raise SnapshotError(f"savevm left no snapshot {SNAPSHOT_TAG!r}: "
+                                    f"{listed.strip()}")
+            qmp.command("quit")
+    except QmpError as exc:
+        raise SnapshotError(str(exc)) from exc
 
 
 @dataclass

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .console_capture import Cancel, Capture, Restore, capture_guest, restore_guest
+from .console_capture import Cancel, Capture, capture_guest
 from .console_markers import ConsoleMarkers, read_markers
 from .faults import classify
 from .golden import Golden
 from .oops_parser import iter_reports
 from .qemu_boot import BootMode, GuestSpec
 from .report_model import Report
+from .restore import ResidentSlot, Restore, restore_guest
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .verdict import ERROR, Verdict, decide, decide_check, decide_audit
 
@@ -37,13 +38,14 @@ class TriggerResult:
     fault: str | None = None        # faults.Fault value of an ERROR
     boot: str = BootMode.FULL.value
     fallback: str | None = None     # why a snapshot-mode trigger booted in full
+    reused_qemu: bool = False       # restored in the QEMU of the worker's last trigger
 
     def to_json(self) -> dict[str, Any]:
         return {
             "suite": self.suite, "name": self.trigger, "verdict": self.verdict,
             "fault": self.fault, "summary": self.summary,
             "seconds": round(self.seconds, 2), "boot": self.boot,
-            "boot_fallback": self.fallback,
+            "boot_fallback": self.fallback, "reused_qemu": self.reused_qemu,
             "log": self.log, "golden": self.golden, "diffs": self.diffs,
             "expected_text_seen": self.expected_text_seen,
             "reports": [r.to_json() for r in self.reports],
@@ -59,12 +61,14 @@ class RunLimits:
 
 @dataclass(frozen=True)
 class Boot:
-    """How run_trigger gets its guest: restore (snapshot mode), or a full
-    boot, with the reason when snapshot mode was asked for."""
+    """How run_trigger gets its guest: restore (snapshot mode; in the QEMU
+    slot keeps, when it has one), or a full boot, with the reason when
+    snapshot mode was asked for."""
 
     restore: Restore | None = None
     fallback: str | None = None
     on_restore_failed: Callable[[str], None] | None = None
+    slot: ResidentSlot | None = None
 
 
 def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
@@ -76,7 +80,8 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
         cap: Capture | None = None
         if boot.restore is not None:
             cap = restore_guest(spec, boot.restore, log_path, limits.restore_timeout,
-                                limits.trigger_timeout, live=live, cancel=cancel)
+                                limits.trigger_timeout, live=live, cancel=cancel,
+                                slot=boot.slot)
             if cap.restore_failed and not (cancel and cancel.is_set()):
                 kept = log_path.with_suffix(".restore-failed.log")
                 log_path.replace(kept)
@@ -102,6 +107,7 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
                               cap.error, cap.seconds)
     result.boot = cap.mode.value
     result.fallback = fallback
+    result.reused_qemu = cap.reused_qemu
     return result
 
 
