@@ -36,3 +36,16 @@ def test_usercopy_lab_window_and_bad_copy_lines():
     assert (m.window.cache, m.window.offset, m.window.size) == ("mm_struct", 1216, 64)
     assert m.bad_copy == (1216, 65)
     assert m.lkdtm_xfail == ["XFAIL: option off"]
+
+
+def test_a_printk_record_glued_into_a_check_or_end_line_hides_neither():
+    rec = "[    3.000001] clocksource: Long readout interval, skipping watchdog check"
+    m = read_markers([
+        "USERCOPY-LAB-START trigger=check-x",
+        f"usercopy-lab-check: PASS: one{rec}", "",
+        f"USERCOPY-LAB-END trigger=check-x out{rec}", "come=returned status=0",
+        f"junk{rec[:15]} lkdtm: XFAIL: glued record",
+    ])
+    assert m.checks == ["PASS: one"]
+    assert (m.ended, m.outcome, m.status) == ("check-x", "returned", 0)
+    assert m.lkdtm == ["XFAIL: glued record"] and m.lkdtm_line == [6]

@@ -1,7 +1,7 @@
 """log_lines.normalize: every real prefix form comes down to the message."""
 import pytest
 
-from usercopy_lab.log_lines import normalize, parse_line
+from usercopy_lab.log_lines import normalize, parse_line, program_lines
 
 MSG = "usercopy: Kernel memory exposure attempt detected from SLUB object 'x' (offset 1, size 2)!"
 
@@ -70,3 +70,36 @@ def test_iso_stamp_is_not_a_syslog_program():
 def test_glue_quotes_and_junk_are_stripped(raw, text, caller):
     ll = parse_line(raw)
     assert (ll.text, ll.stamped, ll.caller) == (text, True, caller)
+
+
+# -- program_lines: a guest program's lines with printk records cut out --------
+
+REC = "[    2.108188] clocksource: Long readout interval, skipping watchdog check"
+
+
+@pytest.mark.parametrize("raw,program,kernel", [
+    # the record before the program's newline (as in testdata/interleaved)
+    ([f"prog: size=32{REC}\r", "\r", "prog: next"],
+     ["prog: size=32", "prog: next"], [REC]),
+    # the record in the middle of a word; two records before the remainder
+    ([f"prog: si{REC}", REC, "ze=32", "prog: next"],
+     ["prog: size=32", "prog: next"], [REC, REC]),
+    # a record glued twice into the same program line
+    ([f"prog: a{REC}", f"b{REC}", "c"], ["prog: abc"], [REC, REC]),
+    # the console ends inside a cut line
+    ([f"prog: partial{REC}"], ["prog: partial"], [REC]),
+])
+def test_a_glued_record_is_cut_out_and_the_program_line_joined(raw, program, kernel):
+    out = program_lines(raw)
+    assert [line for line in out if line.startswith("prog: ")] == program
+    assert [line for line in out if line.startswith("[")] == kernel
+    assert len(out) == len(raw) + (out[-1] == "prog: partial")
+
+
+@pytest.mark.parametrize("raw", [
+    [REC, "[    2.2] not a stamp", "plain shell output", ""],
+    [f"Aug 23 10:00:01 host kernel: {REC}", "next"],   # syslog: the stamp is a prefix
+    [f"<4>{REC}", "prog: x"],
+])
+def test_lines_without_a_glued_record_pass_through(raw):
+    assert program_lines(raw) == raw

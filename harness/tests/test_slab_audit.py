@@ -364,3 +364,15 @@ def test_plan_gives_the_audit_its_golden_and_its_dwarf_before_any_boot(tmp_path)
     assert [j.spec.trigger for j in plan(list(suites.values()), inputs, ["USERCOPY_KERNEL"],
                                          build, tmp_path / "initramfs.cpio", "tcg")] \
         == ["USERCOPY_KERNEL"]
+
+
+def test_a_printk_record_inside_an_audit_line_does_not_break_the_table():
+    # A real console (testdata/interleaved/README.md): the clocksource
+    # watchdog's record ends the line "usercopy-lab-slab: named
+    # usersized-kmalloc-32 object_size=32", whose newline follows alone.
+    lines = (REAL / "interleaved" / f"{PROGRAM}.log").read_text().splitlines()
+    glued = [line for line in lines if "object_size=32[" in line]
+    assert len(glued) == 1 and "clocksource: Long readout interval" in glued[0]
+    table = parse_console(lines)
+    assert table.lookup("usersized-kmalloc-32").object_size == 32
+    assert problems(real_audit(lines)) == []

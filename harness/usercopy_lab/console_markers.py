@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .log_lines import program_lines
+
 _END_RE = re.compile(r"USERCOPY-LAB-END trigger=(\S+) outcome=([\w-]+)(?: (signal|status)=(\d+))?")
 # In-guest check programs (initramfs-src/check-*.c) print one line per check.
 CHECK_PREFIX = "usercopy-lab-check: "
@@ -45,10 +47,11 @@ class ConsoleMarkers:
 
 def read_markers(lines: list[str]) -> ConsoleMarkers:
     """Markers of a console given as its lines (line i is line number i+1,
-    the numbering Report.line uses when the same lines are parsed)."""
+    the numbering Report.line uses when the same lines are parsed).  Read
+    through program_lines(), so a printk record the console glued into a
+    marker or check line neither hides it nor is hidden by it."""
     found = ConsoleMarkers()
-    for num, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n")
+    for num, line in enumerate(program_lines(lines), 1):
         if "USERCOPY-LAB-" in line:
             if m := _START_RE.search(line):
                 found.started = m.group(1)

@@ -121,3 +121,43 @@ def parse_line(raw: str) -> LogLine:
 def normalize(raw: str) -> str:
     """The kernel message of raw, or raw without line ends if none."""
     return parse_line(raw).text
+
+
+# a physical line that a printk record begins (level, timestamp)
+_KERNEL_START = re.compile(r"^(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
+
+
+def program_lines(lines: list[str]) -> list[str]:
+    """The console as user space wrote it, for parsers of a guest program's
+    own lines ("usercopy-lab-check: ...").
+
+    The kernel writes a printk record to the serial console at once, while a
+    program's write waits in the tty buffer, so a record can land in the
+    middle of a program's line: "...object_size=32[    2.108188] clocksource:
+    ...", the program's remainder (often just its newline) following on the
+    next line.  Here such a record is cut out and put on a line of its own,
+    and the program's line is joined again with its remainder, the next line
+    that does not begin a printk record.  The result has as many lines as
+    the input (plus one if the console ends inside a cut line), in order, so
+    the line numbers of what a parser finds stay close to the capture's.
+    Only stamped records can be recognised (printk.time=1, as the lab boots).
+    """
+    out: list[str] = []
+    head: str | None = None       # a program's line cut by a printk record
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if head is not None:
+            if _KERNEL_START.match(line):
+                out.append(line)
+                continue
+            line, head = head + line, None
+        m = None if _KERNEL_START.match(line) or _SYSLOG_KERNEL.match(line) \
+            else _GLUED_STAMP.search(line, 1)
+        if m:
+            out.append(line[m.start():])
+            head = line[:m.start()]
+        else:
+            out.append(line)
+    if head is not None:
+        out.append(head)
+    return out

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .console_markers import read_markers
 from .golden import Golden
+from .log_lines import program_lines
 from .suite import Suite
 from .trigger_run import TriggerResult
 from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL
@@ -84,8 +85,7 @@ class RunShOutput:
     @classmethod
     def parse(cls, console_lines: list[str]) -> "RunShOutput":
         out = cls()
-        for raw in console_lines:
-            line = raw.rstrip("\r\n")
+        for line in program_lines(console_lines):
             if line.startswith(RUNSH_PREFIX):
                 text = line[len(RUNSH_PREFIX):]
                 out.lines.append(text)

@@ -28,6 +28,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .log_lines import program_lines
 from .whitelist_spec import AuditSpec, CacheRule, DwarfTable, State
 
 PROGRAM = "audit-slab-caches"
@@ -114,7 +115,7 @@ def parse_console(lines: list[str]) -> SlabTable:
     table = SlabTable()
     named: dict[str, int] = {}
     end = None
-    for raw in lines:
+    for raw in program_lines(lines):
         pos = raw.find(ROW_PREFIX)
         if pos < 0:
             continue
