@@ -22,7 +22,7 @@ from usercopy_lab.format_check import (check_junit, check_kunit, check_run, load
                                        run_kunit_parse)
 from usercopy_lab.result_formats import (JUNIT_FILE, KTAP_FILE, KUNIT_STATUS, ktap_text,
                                          read_junit_verdicts, write_formats)
-from usercopy_lab.results_report import write_json
+from usercopy_lab.results_report import ResultsJson, write_json
 from usercopy_lab.suite import load_suites
 from usercopy_lab.trigger_run import TriggerResult, evaluate_log
 
@@ -172,3 +172,26 @@ def test_format_check_bad_input_is_one_line(tmp_path, capsys):
     (tmp_path / "results.json").write_text(json.dumps({"triggers": []}))
     assert check_main([str(tmp_path), "--kunit", str(KUNIT)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_results_json_rewrites_are_exactly_json_dumps(tmp_path):
+    # The run rewrites results.json after every guest from texts encoded
+    # once per result; each rewrite must be what json.dumps would write.
+    results, path = real_results(), tmp_path / "results.json"
+    writer = ResultsJson(path)
+
+    def expect(rs, meta):
+        return json.dumps({**meta, "triggers": [r.to_json() for r in rs]}, indent=2) + "\n"
+
+    shown: list[TriggerResult] = []
+    for r in [results[3], results[0], results[-1], *results[1:3]]:   # out of plan order
+        shown.append(r)
+        writer.write(shown, META)
+        assert path.read_text() == expect(shown, META)
+    writer.write([], META)
+    assert path.read_text() == expect([], META)
+    results[0].summary = "changed after its first write"
+    final = {**META, "interrupted": False, "not_run": [], "wall_seconds": 1.5}
+    writer.write(results, final, fresh=True)
+    assert path.read_text() == expect(results, final)
+    assert json.loads(path.read_text())["triggers"][0]["summary"] == "changed after its first write"

@@ -18,7 +18,7 @@ from .console_capture import pexpect_available
 from .golden import load_layered
 from .inputs import CHECK, TRIGGER, InputError
 from .qemu_boot import BootMode, choose_accel, qemu_available
-from .results_report import print_table, write_json
+from .results_report import ResultsJson, print_table
 from .run_dir import open_run_dir
 from .run_loop import Job, RunOptions, default_jobs, execute, plan
 from .suite import Suite, SuiteInputs, load_inputs, load_suites, pick
@@ -218,13 +218,16 @@ def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
           f"{options.jobs} at once, "
           f"logs in {out_dir}", flush=True)
     json_path = out_dir / "results.json"
+    results_json = ResultsJson(json_path)
 
-    def save(results: list[TriggerResult], **more: object) -> None:
-        write_json(results, json_path, {**meta, **more})
+    def save(results: list[TriggerResult]) -> None:
+        results_json.write(results, meta)
 
     outcome = execute(jobs, options, out_dir, sys.stdout, on_result=save)
-    save(outcome.results, interrupted=outcome.interrupted, not_run=outcome.not_run,
-         wall_seconds=round(outcome.wall_seconds, 2))
+    results_json.write(outcome.results, {**meta, "interrupted": outcome.interrupted,
+                                         "not_run": outcome.not_run,
+                                         "wall_seconds": round(outcome.wall_seconds, 2)},
+                       fresh=True)
     result_formats.write_run_files(outcome.results, meta, out_dir, suites,
                                    args.ktap, args.junit)
     print()
