@@ -146,8 +146,14 @@ class Guest:
         import pexpect  # only where a guest boots
 
         self.child = pexpect.spawn(self.argv[0], self.argv[1:], timeout=None,
-                                   logfile=None, echo=False,
+                                   logfile=None, echo=False, maxread=65536,
                                    preexec_fn=_die_with_parent)
+        # pexpect sleeps 50 ms before every send (for programs that drop
+        # input typed before they read it: QEMU's serial port keeps it) and
+        # 0.1 ms after every read; in snapshot mode the request line is sent
+        # for every trigger, and those 50 ms were a quarter of a restore.
+        self.child.delaybeforesend = None
+        self.child.delayafterread = None
         self.child.logfile_read = _Tee(self._log, self._live)
         if self._cancel is not None:
             self._cancel.register(self.child)

@@ -68,7 +68,10 @@ class Machine:
         """Boot to the ready point with image attached (and a QMP socket to
         save it through), or restore the snapshot named loadvm from it."""
         argv = self.argv(self.ready_cmdline())
-        argv += ["-drive", f"if=none,id={SNAPSHOT_DRIVE_ID},format=qcow2,file={image}"]
+        # cache=unsafe: the image lives for one run and is never a disk the
+        # guest sees, so savevm need not wait for it to reach the platter.
+        argv += ["-drive", f"if=none,id={SNAPSHOT_DRIVE_ID},format=qcow2,cache=unsafe,"
+                           f"file={image}"]
         if qmp_socket is not None:
             argv += ["-qmp", f"unix:{qmp_socket},server=on,wait=off"]
         if loadvm is not None:
