@@ -159,3 +159,23 @@ def test_initramfs_gets_run_sh_one_script_per_listed_test_and_comm():
     busybox_has_comm = "comm" in subprocess.run(["/bin/busybox", "--list"], capture_output=True,
                                                  text=True, check=True).stdout.split()
     assert any(x.startswith("file /bin/comm ") for x in out) != busybox_has_comm
+
+
+def test_selftests_suites_restore_the_default_suites_snapshot(tmp_path):
+    # lab.selftests= goes into the console request, not the machine: the
+    # selftests suites restore the default suite's snapshot (one boot to
+    # the ready point instead of three), and a full boot still carries it
+    # on the command line.
+    from usercopy_lab.run_loop import plan
+    from usercopy_lab.suite import load_inputs
+
+    names = ["default", "selftests-tree", "selftests-lab"]
+    suites = [SUITES[n] for n in names]
+    jobs = plan(suites, load_inputs({n: SUITES[n] for n in names}),
+                ["USERCOPY_SLAB_SIZE_TO"], tmp_path, tmp_path / "initramfs.cpio", "tcg")
+    specs = {j.suite: j.spec for j in jobs}
+    assert len({s.machine for s in specs.values()}) == 1
+    assert specs["default"].request() == "trigger=USERCOPY_SLAB_SIZE_TO"
+    assert specs["selftests-tree"].request() == "selftests=tree trigger=USERCOPY_SLAB_SIZE_TO"
+    assert "lab.selftests=lab" in specs["selftests-lab"].cmdline().split()
+    assert "lab.selftests" not in specs["default"].cmdline()

@@ -89,6 +89,7 @@ class GuestSpec:
     memory_mb: int = 256
     accel: str = "tcg"
     qemu_args: tuple[str, ...] = ()
+    selftests: str = ""          # "tree" | "lab": init runs that run.sh for trigger
 
     @property
     def name(self) -> str:
@@ -105,13 +106,18 @@ class GuestSpec:
             parts.append(f"lab.trigger={self.trigger}")
         if self.helper:
             parts.append(f"lab.helper={self.helper}")
+        if self.selftests:
+            parts.append(f"lab.selftests={self.selftests}")
         if self.extra_cmdline:
             parts.append(self.extra_cmdline)
         return " ".join(parts)
 
     def request(self) -> str:
-        """The line sent over the console to a restored guest."""
-        return f"helper={self.helper}" if self.helper else f"trigger={self.trigger}"
+        """The line sent over the console to a restored guest: what the
+        full boot's command line adds to the machine's (lab.selftests too,
+        so the selftests suites restore the same snapshot as the others)."""
+        what = f"helper={self.helper}" if self.helper else f"trigger={self.trigger}"
+        return f"selftests={self.selftests} {what}" if self.selftests else what
 
     def argv(self) -> list[str]:
         """Full boot: the request is on the kernel command line."""

@@ -31,7 +31,6 @@ from .golden import Golden
 from .qemu_boot import BootMode, GuestSpec, Machine
 from .restore import ResidentSlot
 from .snapshot import SnapshotPool
-from .selftests import cmdline as selftests_cmdline
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .suite import Suite, SuiteError, SuiteInputs
 from .trigger_run import (Boot, RunLimits, TriggerResult, check_golden_name, kernel_vmlinux,
@@ -102,12 +101,11 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
             wanted = [t.name for t in listed.values() if not t.skip_reason]
             checks = list(suite.checks)
         kernel = suite.kernel_image(build_dir)
-        runsh = selftests_cmdline(suite.selftests) if suite.selftests else ""
-        cmdline = " ".join(x for x in (runsh, suite.cmdline) if x)
+        cmdline = suite.cmdline
         for name in wanted:
             expected = listed[name].expected_text if name in listed and suite.expected_text else ""
             spec = GuestSpec(kernel=kernel, initramfs=initramfs, trigger=name,
-                             extra_cmdline=cmdline, accel=accel)
+                             extra_cmdline=cmdline, accel=accel, selftests=suite.selftests)
             jobs.append(Job(suite.name, spec, golden.get(name), expected,
                             Path(suite.name, f"{name}.log"), bool(suite.selftests)))
         if suite.slab_audit is not None and AUDIT_PROGRAM in checks:

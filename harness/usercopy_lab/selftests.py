@@ -46,10 +46,6 @@ COMPARISON_JSON = "selftests-comparison.json"
 _RUNSH_RESULT = re.compile(r"^(\S+): (saw|missing) '(.*)': (ok|\[FAIL\]|\[SKIP\])$")
 
 
-def cmdline(kind: str) -> str:
-    return f"lab.selftests={kind}"
-
-
 def upstream_expect(text: str) -> tuple[str, int]:
     """run.sh's (pattern, repeat) for a tests.txt expected-text column."""
     if not text:
