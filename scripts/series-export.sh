@@ -125,8 +125,11 @@ fi
 # Unfold the (possibly folded) Subject: header.
 subject=$(sed -n '/^Subject: /,/^[^ ]/p' "$cover" | sed '$!b; /^Subject: /!d' |
 	sed 's/^Subject: //; s/^ //' | tr '\n' ' ' | sed 's/ *$//')
+# format-patch pads the number to the width of the total: 0/8, 00/11.
+total=${#patches[@]}
+zero=$(printf '%0*d' "${#total}" 0)
 case "$subject" in
-"[PATCH 0/${#patches[@]}] "?*) ;;
+"[PATCH $zero/$total] "?*) ;;
 *) die "unexpected cover letter subject '$subject'" ;;
 esac
 
