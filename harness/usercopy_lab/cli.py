@@ -127,11 +127,11 @@ def check_outputs(ktap: Path | None, junit: Path | None, results: Path | None = 
     """Every file and folder a run or match writes, checked before the
     first boot (and before matching): InputError naming the first that
     cannot be written."""
-    if results is not None and (problem := writable_dir(results)):
-        raise InputError(f"{shown(results, None)}: cannot write results there: {problem}")
     for option, path in (("--ktap", ktap), ("--junit", junit)):
         if path is not None and (problem := writable_file(path)):
             raise InputError(f"{option} {problem}")
+    if results is not None and (problem := writable_dir(results)):
+        raise InputError(f"{shown(results, None)}: cannot write results there: {problem}")
 
 
 def cmd_suite_kernel(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ import math
 import os
 import re
 import stat
+import tempfile
 import tomllib
 import unicodedata
 from dataclasses import dataclass
@@ -201,34 +202,40 @@ def arg_type(parse: Callable[[str], T]) -> Callable[[str], T]:
 
 # ------------------------------------------------------------------ paths
 
-def _nearest_existing(path: Path) -> Path:
-    parent = path
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    return parent
-
-
 def writable_dir(path: Path) -> str | None:
-    """None if path is a folder the harness can write in, or can make (with
-    its parents), else one line saying why not."""
-    where = _nearest_existing(path)
-    if not where.is_dir():
-        return f"{shown(where, None)} is not a directory"
-    if not os.access(where, os.W_OK | os.X_OK):
-        return f"{shown(where, None)} is not writable"
+    """None if path is a folder the harness can write in, made now (with
+    its parents) if missing, else one line saying why not.  Tried, not
+    guessed from permission bits (root passes os.access() on /proc)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return f"{shown(path, None)} is not a directory"
+    except OSError as exc:
+        return f"cannot make {shown(exc.filename or path, None)}: " \
+               f"{shown(exc.strerror or exc, None)}"
+    try:
+        with tempfile.TemporaryFile(dir=path, prefix=".usercopy-lab-probe-"):
+            pass
+    except OSError as exc:
+        return f"cannot write in {shown(path, None)}: {shown(exc.strerror or exc, None)}"
     return None
 
 
 def writable_file(path: Path) -> str | None:
-    """None if path can be written as a file (made with its folders), else
-    one line naming it and saying why not: it is a folder, not writable, or
-    its folder cannot be made or written in."""
+    """None if path can be written as a file (its folder made now if
+    missing; the file itself untouched), else one line naming it and
+    saying why not: it is a folder, not writable, or its folder cannot be
+    made or written in."""
     if path.is_dir():
         return f"{shown(path, None)}: is a directory, not a file"
-    if path.exists() and not os.access(path, os.W_OK):
-        return f"{shown(path, None)}: not writable"
     if problem := writable_dir(path.parent):
         return f"{shown(path, None)}: {problem}"
+    if path.exists():
+        try:
+            with open(path, "ab"):
+                pass
+        except OSError as exc:
+            return f"{shown(path, None)}: {shown(exc.strerror or exc, None)}"
     return None
 
 
