@@ -18,6 +18,13 @@
 #                          name or its leading number (50, 50-lkdtm-module), or
 #                          nosplit / slab for the lab's variants; the rows left
 #                          out are listed as "not run".  Default: all of them.
+#       --extract-only     extract the tree (and, with --matrix naming another
+#                          architecture or by default, the second tree with the
+#                          whole series applied) and stop: no kbuild, so this
+#                          part can run before taking the kernel build lock.
+#                          The next run uses those trees once instead of
+#                          extracting again (a stamp file records that each is
+#                          untouched: the tarball, and the series' checksum).
 #
 # One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1.
 # Then, for k = 1..n, patch k is applied with `patch -p1` (as the lab build
@@ -58,6 +65,7 @@ VARIANTS=1
 CROSS=1
 WHOLE=${WHOLE:-0}
 MATRIX=${MATRIX:-}
+EXTRACT_ONLY=0
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -72,6 +80,7 @@ while [ $# -gt 0 ]; do
 	--no-cross)	CROSS=0; shift ;;
 	--whole)	WHOLE=1; shift ;;
 	--matrix)	MATRIX=$2; shift 2 ;;
+	--extract-only)	EXTRACT_ONLY=1; shift ;;
 	-h|--help)	usage ;;
 	*)		echo "series-check: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -181,10 +190,70 @@ checkpatch() {
 warnings_in() { grep -c -E '(warning|error):' "$logs/$1.log" 2>/dev/null || true; }
 
 # ---------------------------------------------------------------- extraction
-log "extracting $TARBALL into $tree"
+# stamp_of WHAT: what an untouched prepared tree's stamp file says: the
+# tarball (path, size, mtime) and, for the second tree, the series applied.
+stamp_of() {
+	local what
+	what="$(stat -c '%n %s %Y' "$TARBALL")"
+	[ "$1" = pristine ] || what="$what series $(cd "$patch_dir" && cat "${patches[@]}" | sha256sum | cut -d' ' -f1)"
+	echo "$what"
+}
+
+# prepared_tree DIR WHAT: true (and the stamp consumed) if DIR was extracted
+# by --extract-only from this tarball (WHAT=series: with this series) and
+# has not been used since.
+prepared_tree() {
+	[ -f "$1.prepared" ] && [ "$(cat "$1.prepared")" = "$(stamp_of "$2")" ] || return 1
+	rm -f "$1.prepared"
+}
+
+# second_tree: the tree for the other architectures, the whole series applied.
+second_tree() {
+	local p
+	ctree=$BUILD_DIR/cross/linux-source-6.1
+	if prepared_tree "$ctree" series; then
+		log "using the second tree extracted by --extract-only"
+		return
+	fi
+	log "extracting a second tree with the whole series for the other architectures"
+	rm -f "$ctree.prepared"
+	extract_tree "$TARBALL" "$ctree" || die "cannot extract a kernel tree from $TARBALL"
+	for p in "${patches[@]}"; do
+		patch -d "$ctree" -p1 --forward --batch --fuzz=0 --quiet < "$patch_dir/$p" ||
+			die "$p does not apply to the second tree"
+	done
+}
+
+if [ "$EXTRACT_ONLY" = 1 ]; then
+	log "extracting $TARBALL into $tree"
+	rm -f "$tree.prepared"
+	extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
+	stamp_of pristine > "$tree.prepared"
+	# The second tree only if a row of another architecture will be built.
+	need=0
+	for m in "$root"/kernel-config/matrix/*.config; do
+		grep -qx '# matrix-arch: *x86_64' "$m" && continue
+		[ -z "$MATRIX" ] && need=1
+		for want in ${MATRIX//,/ }; do
+			case $(basename "$m" .config) in "$want"|"$want"-*) need=1 ;; esac
+		done
+	done
+	if [ "$CROSS" = 1 ] && [ "$VARIANTS" = 1 ] && [ "$need" = 1 ]; then
+		second_tree
+		stamp_of series > "$ctree.prepared"
+	fi
+	log "extracted; the next run without --extract-only uses the trees once"
+	exit 0
+fi
+
 rm -rf "$logs"
 mkdir -p "$logs"
-extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
+if prepared_tree "$tree" pristine; then
+	log "using $tree as extracted by --extract-only"
+else
+	log "extracting $TARBALL into $tree"
+	extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
+fi
 
 # Snapshot the fragment: it may be edited while this runs.
 frag=$BUILD_DIR/lab.fragment
@@ -346,15 +415,7 @@ run_row() {
 		new_row "$name"; v_build[nv]="not run"
 		return
 	fi
-	if [ -z "$ctree" ]; then
-		ctree=$BUILD_DIR/cross/linux-source-6.1
-		log "extracting a second tree with the whole series for the other architectures"
-		extract_tree "$TARBALL" "$ctree" || die "cannot extract a kernel tree from $TARBALL"
-		for p in "${patches[@]}"; do
-			patch -d "$ctree" -p1 --forward --batch --fuzz=0 --quiet < "$patch_dir/$p" ||
-				die "$p does not apply to the second tree"
-		done
-	fi
+	[ -n "$ctree" ] || second_tree
 	cross_variant "$name" "$arch" "$targets" "$m"
 }
 
