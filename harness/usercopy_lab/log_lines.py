@@ -41,7 +41,8 @@ _STAMP = re.compile(
     rf"^\[(?:\s*\d+\.\d+|{_DAY} {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})\]"
     r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+[+-]\d\d:?\d\d(?= )")
 _CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
-_QUOTE = re.compile(r"^(?:> ?)+")
+# mail quoting: "> ", ">> ", "> > ", " > " (some mailers indent it)
+_QUOTE = re.compile(r"^ ?(?:> ?)+")
 _DROPPED = re.compile(r"^\*\* \d+ printk messages dropped \*\* ?")
 _LOGIN = re.compile(r"^\S+ login: ")
 # a printk timestamp inside a line: what precedes it was glued on
@@ -55,6 +56,7 @@ class LogLine:
     caller: str | None = None  # PRINTK_CALLER id: "T123" / "C1"
     width: int = 0            # characters of the physical line
     foreign: bool = False     # another program's syslog line
+    quote: int = 0            # mail quoting depth ("> " = 1, ">> " = 2)
 
 
 def parse_line(raw: str) -> LogLine:
@@ -69,8 +71,12 @@ def parse_line(raw: str) -> LogLine:
     if not line:
         return LogLine(line, width=width)
     c = line[0]
-    if c == ">":
-        line = _QUOTE.sub("", line)
+    quote = 0
+    if c == ">" or (c == " " and line[1:2] == ">"):
+        m = _QUOTE.match(line)
+        if m:
+            quote = m.group().count(">")
+            line = line[m.end():]
         c = line[:1]
     if c == "*" and (m := _DROPPED.match(line)):
         line = line[m.end():]
@@ -86,7 +92,7 @@ def parse_line(raw: str) -> LogLine:
         line = line[m.end():]
         stamped = True
     elif line[:1] in "<ADFJMNOS12" and _SYSLOG_OTHER.match(line) and not _STAMP.match(line):
-        return LogLine(line, width=width, foreign=True)
+        return LogLine(line, width=width, foreign=True, quote=quote)
     if line[:1].isdigit():
         m = _KMSG.match(line)
         if m:
@@ -115,7 +121,7 @@ def parse_line(raw: str) -> LogLine:
         line = line[1:]
         if "kernel:" in line[:64] and (m := _HOST_KERNEL.match(line)):
             line = line[m.end():]
-    return LogLine(line, stamped, caller, width)
+    return LogLine(line, stamped, caller, width, quote=quote)
 
 
 def normalize(raw: str) -> str:

@@ -42,9 +42,9 @@ from .log_lines import LogLine, parse_line
 from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
 from .report_analysis import RawReport, analyze, is_plumbing
-from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, NEW_TRACE, ROOT_FRAME,
-                             TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS, Group, header_group,
-                             may_matter)
+from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
+                             ROOT_FRAME, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS, Group,
+                             header_group, may_matter)
 from .report_model import Report
 from .report_naming import make_signature
 
@@ -57,6 +57,7 @@ MAX_HEADER_LINES = 300        # unrelated lines before a call trace
 MAX_UNKNOWN_RUN = 50          # unrelated lines in a row inside a trace
 WRAP_WIDTH = 70               # a line this long may have been wrapped
 MAX_GAP = 500                 # lines of other contexts before a quiet report ends
+MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
 
 _TRIGGERS_B = tuple(t.encode() for t in TRIGGERS)
 _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
@@ -80,6 +81,9 @@ class _Open:
     unknown: int = 0
     traceback: bool = False       # "Sending NMI from CPU": [C..] lines belong
     width: int = 0                # physical width of the last line taken
+    quote: int = 0                # its mail quoting depth
+    cut: bool = False             # it is a header broken before its end
+    inline_head: bool = False     # only symbolizer copies of a header so far
     last_phys: int = 0            # its line number
     complete: bool = False        # the current call trace reached its end
     after_trace: int = 0          # unrelated lines since the last trace line
@@ -135,14 +139,19 @@ class _Segmenter:
         last, self.last = self.last, None
         if last is not None and self._continues_line(last, lineno, ll):
             prev = last.raw.lines[-1]
+            if prev.endswith("  "):
+                prev = prev[:-1]        # format=flowed; DelSp=yes added one
             glue = " " if not prev.endswith(" ") and _OPEN_WORD.search(prev) else ""
             last.raw.lines[-1] = (prev + glue + text)[:MAX_KEPT_LINE]
             last.raw.end_line = last.last_phys = lineno
             last.width = ll.width
+            last.cut = _is_cut(last.raw.lines[-1])
+            last.inline_head = len(last.raw.lines) <= MAX_INLINE_COPIES and all(
+                INLINE_COPY.search(t) for t in last.raw.lines)
             self.last = last
             return
         group = None if ll.foreign else header_group(text)
-        ctx = ll.caller or ("k" if ll.stamped else "-")
+        ctx = _context(ll)
         cur = self.open.get(ctx)
         if cur is None and ll.caller and ll.caller[0] == "C":
             cur = next((o for o in self.open.values() if o.traceback), None)
@@ -152,7 +161,7 @@ class _Segmenter:
                     cur.merged = True
                 if "Kernel panic" in text and cur.phase == "ended":
                     cur.phase = "trace"
-                self._take(cur, lineno, text, ll)
+                self._take(cur, lineno, text, ll, group)
                 return
             if cur is not None:
                 self._close(cur, interrupted=True, hold=ctx == ll.caller)
@@ -169,14 +178,30 @@ class _Segmenter:
         self._take(cur, lineno, text, ll)
 
     def _continues_line(self, last: _Open, lineno: int, ll: LogLine) -> bool:
-        if (ll.stamped or ll.foreign or ll.caller or not ll.text or not last.raw.stamped
+        if (ll.foreign or not ll.text or ll.quote != last.quote
                 or last.last_phys != lineno - 1 or self.open.get(last.ctx) is not last):
             return False
+        if last.cut:
+            # a header broken before its end (by a mailer, or printed in
+            # pieces): the next line of its context completes it
+            return ((_context(ll) == last.ctx or not (ll.stamped or ll.caller))
+                    and not _starts_kernel_line(ll.text))
+        if ll.stamped or ll.caller:
+            return False
         prev = last.raw.lines[-1]
-        return prev.endswith(" ") or last.width >= WRAP_WIDTH or bool(_OPEN_WORD.search(prev))
+        if last.raw.stamped:
+            # an unstamped line after a stamped one: wrapped by a mailer or tracker
+            return prev.endswith(" ") or last.width >= WRAP_WIDTH or bool(_OPEN_WORD.search(prev))
+        # No stamps (a mail): format=flowed's soft break ends a line with a
+        # space (the kernel's own lines can too, but then a kernel line
+        # follows); a hard wrap before a word no kernel message ends with.
+        return ((prev.endswith(" ") or bool(_OPEN_WORD.search(prev)))
+                and not _starts_kernel_line(ll.text))
 
     def _continues_report(self, cur: _Open, text: str, group: Group) -> bool:
         if any(c.search(text) for c in CONTINUES):
+            return True
+        if cur.inline_head and cur.raw.lines and header_group(cur.raw.lines[0]) is group:
             return True
         if group.header == "Oops":
             return cur.phase == "header"
@@ -186,17 +211,22 @@ class _Segmenter:
         raw = RawReport(self.file, lineno, lineno, [], stamped=ll.stamped or bool(ll.caller),
                         kernel=self.version, lkdtm_address=self.lkdtm_address,
                         secondary=self.died)
-        cur = _Open(ctx, raw, prelude=not group.syz)
+        cur = _Open(ctx, raw, prelude=not group.syz, inline_head=bool(INLINE_COPY.search(text)))
         self.open[ctx] = cur
-        self._take(cur, lineno, text, ll)
+        self._take(cur, lineno, text, ll, group)
 
-    def _take(self, cur: _Open, lineno: int, text: str, ll: LogLine) -> None:
+    def _take(self, cur: _Open, lineno: int, text: str, ll: LogLine,
+              group: Group | None = None) -> None:
         for held in self.held.get(cur.ctx, ()):
             if len(held.raw.syz_extra) < MAX_REPORT_LINES:
                 held.raw.syz_extra.append(text[:MAX_KEPT_LINE])
         cur.raw.lines.append(text[:MAX_KEPT_LINE])
         cur.raw.end_line = cur.last_phys = lineno
         cur.width = ll.width
+        cur.cut = group is not None and any(p.search(text) for p in group.cut)
+        cur.quote = ll.quote
+        if cur.inline_head and len(cur.raw.lines) > 1 and not INLINE_COPY.search(text):
+            cur.inline_head = False
         self.last = cur
         if "[#" in text and _DIE.search(text):
             self.died = True
@@ -275,6 +305,33 @@ class _Segmenter:
             taken = {id(r) for r in out}
             self.closed = [r for r in self.closed if id(r) not in taken]
         return out
+
+
+def _context(ll: LogLine) -> str:
+    """Which open report a line may belong to: its caller id, else kernel
+    line or other output; mail quoting depth is a context of its own, so a
+    replier's lines between quoted ones do not break a quoted report up."""
+    return (ll.caller or ("k" if ll.stamped else "-")) + ">" * ll.quote
+
+
+def _is_cut(text: str) -> bool:
+    group = header_group(text)
+    return group is not None and any(p.search(text) for p in group.cut)
+
+
+def _starts_kernel_line(text: str) -> bool:
+    """Whether text reads as a line of its own in a report (indented
+    frame, header, register, trace or end line), not as the rest of the
+    line before it."""
+    if text[:1].isspace() or text.startswith("---") or BANNER.match(text) is not None:
+        return True
+    if TAIL_LINE.match(text) is not None or TRACE_LINE.match(text) is not None:
+        return True
+    # a frame is indented or starts with its address ("[<...>]", "[c...]"):
+    # "func+0x1/0x2" at the start of a line is the rest of a broken header
+    if text[:1] in "[(" and parse_frame(text) is not None:
+        return True
+    return header_group(text) is not None
 
 
 def _window(text: str) -> str:

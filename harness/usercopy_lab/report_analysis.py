@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 from .frames import Frame, parse_frame, rip_func, strip_suffix
 from .report_formats import (CALL_TRACE, CORRUPTED_LINES, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
-                             GROUPS, HANG_ANCHORS, HANG_SKIP, INTERRUPT, MACHINERY, QUESTIONABLE,
+                             GROUPS, HANG_ANCHORS, HANG_SKIP, INLINE_COPY, INTERRUPT, MACHINERY,
+                             QUESTIONABLE,
                              REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
                              SKIP, STACK_START, STALL_ANCHORS, TO_USER, TRACE_END, TRACE_HEADING,
                              STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
@@ -290,12 +291,14 @@ def syz_lines(lines: list[str], stamped: bool) -> list[str]:
     return out
 
 
-def syz_describe(lines: list[str], stamped: bool) -> SyzResult:
-    """syzkaller's title and corruption verdict for a report's lines."""
+def syz_describe(lines: list[str], stamped: bool, only: Group | None = None) -> SyzResult:
+    """syzkaller's title and corruption verdict for a report's lines (only:
+    read them as a report of this group, even one syzkaller does not know)."""
+    lines = [t for t in lines if not INLINE_COPY.search(t)]
     start, group = -1, None
     for i, text in enumerate(lines):
         g = header_group(text)
-        if g is not None and g.syz:
+        if g is not None and (g.syz or g is only):
             start, group = i, g
             break
     if group is None:
@@ -575,6 +578,9 @@ def analyze(raw: RawReport) -> Report:
     detail = d.kasan_type if rep.kind == "kasan" else d.panic_msg if rep.kind == "panic" else ""
     rep.title = make_title(rep, head, detail or "")
     rep.syz_title = syz.title
+    if syz.group is None and opener is _UC_GROUP:
+        # the BUG/WARNING line was cut off: the title the whole report has
+        rep.syz_title = syz_describe(lines, raw.stamped, only=_UC_GROUP).title
     rep.signature = make_signature(rep)
     # Truncated: the report cannot say what it is.  Its header lost its
     # details (syzkaller: corrupted), its call trace was cut where other

@@ -197,6 +197,10 @@ class Group:
     # for our own groups: what a line needs to open a report (its start is
     # enough: the rest of a wrapped message follows on the next line)
     opener: re.Pattern[str] | None = None
+    # the header as it is left when broken before its end (a mailer's hard
+    # wrap, an architecture printing the message in pieces): the next line
+    # of the same context completes it
+    cut: tuple[re.Pattern[str], ...] = ()
 
 
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
@@ -340,7 +344,10 @@ GROUPS: tuple[Group, ...] = (
           stack=_trace("lock_sock", "release_sock")),
         F(r"BUG:\s*$", "BUG: corrupted", "bug", corrupted=True),
     ), _sup("ODEBUG:", "Boot_DEBUG:", "xlog_status:", "DEBUG:",
-            "BUG: no syscalls can create resource")),
+            "BUG: no syscalls can create resource"),
+        cut=_sup(r"BUG: KASAN: [\w-]+ in\s*$", r"BUG: KMSAN: [\w-]+ in\s*$",
+                 r"BUG: unable to handle (?:page fault for address|kernel paging request at|"
+                 r"kernel NULL pointer dereference at):?\s*$")),
     Group("WARNING:", (
         F(r"WARNING: .*lib/debugobjects\.c.* (?:debug_print|debug_check|at)",
           "WARNING: ODEBUG bug in {1}", "warning",
@@ -422,7 +429,10 @@ GROUPS: tuple[Group, ...] = (
             "WARNING: See https.* for mitigation options.",
             "WARNING: kernel not compiled with CPU_SRSO", r"EXT4-[Ff][Ss](?: \(.*\))?:",
             "(?i:warning: .* uses (deprecated v2 capabilities|wireless extensions))",
-            r"XFS \(\w+\): WARNING")),
+            r"XFS \(\w+\): WARNING"),
+        # "WARNING: CPU: 1 PID: 2 at drivers/x.c:362" + "func+0x1/0x2 ..."
+        cut=_sup(r"^WARNING: (?:CPU: \d+ PID: \d+ )?at \S+:\d+\s*$",
+                 r"^WARNING: CPU: \d+ PID: \d+ at\s*$", r"^WARNING: \S+:\d+ at\s*$")),
     Group("INFO:", (
         F("INFO: possible circular locking dependency detected", "possible deadlock in {1}",
           "lockdep", detail=(r"INFO: possible circular locking dependency detected \]",
@@ -462,11 +472,12 @@ GROUPS: tuple[Group, ...] = (
         F("Unable to handle kernel (paging request|NULL pointer dereference|access to user memory)",
           "BUG: unable to handle kernel {1} in {2}", "oops", alt=("bad-access in {2}",),
           stack=_rip_trace()),
-    )),
+    ), cut=_sup(r"at virtual address\s*$")),
     Group("general protection fault", (
         F("general protection fault.*:", "general protection fault in {1}", "oops",
           alt=("bad-access in {1}",), stack=_rip_trace()),
-    ), _sup(r"general protection fault .* error:\d+ in ")),
+    ), _sup(r"general protection fault .* error:\d+ in "),
+        cut=_sup(r"general protection fault(?:,? probably for| for)? non-canonical address\s*$")),
     Group("stack segment: ", (
         F("stack segment: ", "stack segment fault in {1}", "oops", stack=_rip_trace()),
     )),
@@ -576,14 +587,23 @@ GROUPS: tuple[Group, ...] = (
         F("panic:(.*)", "panic:{1}", "other", no_stack_trace=True),
     ), _sup("_panic:", "xlog_status:", r"ddb\.onpanic:", "evtlog_status:")),
     # ---- ours: report openers syzkaller does not treat as headers
+    # The usercopy message comes before the BUG/WARNING line syzkaller titles
+    # from; where that line is missing (a quote or an excerpt that kept only
+    # the message and the trace) the report is titled as it would be with it.
     Group("usercopy", (
         F(r"usercopy: Kernel memory (exposure|overwrite) attempt detected (from|to) (.*) "
-          r"\(offset (\d+), size (\d+)\)", "", "usercopy_abort"),
+          r"\(offset (\d+), size (\d+)\)", "BUG: bad usercopy in {6}", "usercopy_abort",
+          stack=_trace("usercopy", "__check")),
         F(r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
-          r"detected (from|to) (.*) \(offset (\d+), size (\d+)\)", "", "usercopy_warn"),
+          r"detected (from|to) (.*) \(offset (\d+), size (\d+)\)", "WARNING: bad usercopy in {6}",
+          "usercopy_warn", stack=_trace("usercopy", "__check")),
         F(r"usercopy: kernel memory (exposure|overwrite) attempt detected (from|to) (\S+) "
-          r"\((.*)\) \((\d+) bytes\)", "", "usercopy_legacy"),
-    ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist")),
+          r"\((.*)\) \((\d+) bytes\)", "BUG: bad usercopy in {6}", "usercopy_legacy",
+          stack=_trace("usercopy", "__check")),
+    ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist"),
+        # the message without its "(offset N, size N)!" / "(N bytes)" end
+        cut=_sup(r"^(?!.*(?:\(offset \d+, size \d+\)|\(\d+ bytes\)))"
+                 r".*(?:usercopy: [Kk]ernel memory|usercopy whitelist\?)")),
     Group("Oops", (
         F(r"^Oops(?:: | - |#| ?\[#)", "", "oops"),
     ), syz=False, opener=rx(r"^Oops(?:: | - |#| ?\[#)")),
@@ -669,6 +689,14 @@ TRACE_END = re.compile(
     r"Memory state around|Last Breaking-Event-Address|Kernel panic - not syncing|"
     r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|\s*$)")
 INTERRUPT = re.compile(r"\s*--- interrupt: ")
+
+# A line a symbolizer added for an inlined function (syz-symbolize, as in
+# syzbot's mails; decode_stacktrace.sh): a copy of the line after it, with
+# the inlined function's name and " FILE:LINE [inline]".  Header lines
+# copied so ("BUG: KASAN: ... in atomic_read include/...:68 [inline]", then
+# "... in io_wq_put_and_exit+0x...") are one report; syzkaller titles the
+# report as the kernel printed it, without these copies.
+INLINE_COPY = re.compile(r"\s\[inline\]\s*$")
 
 # Lines that, inside an open report, continue it rather than start another
 # (the die() line after "kernel BUG at", the panic that follows an oops).
