@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The mail corpus: syzbot's report mails from public list archives, labeled.
 
-    scripts/mail-corpus.py scan  --split SPLIT MIRROR[=REPO] ... > rows.tsv
+    scripts/mail-corpus.py scan  SPLIT:GITDIR=OWNER/NAME ... > index.tsv
     scripts/mail-corpus.py build [--index FILE] [--mirrors DIR] [--clone] --out DIR
     scripts/mail-corpus.py score [--index FILE] [--split dev|heldout|all]
                                  [--misses FILE] [--show N] [--json] CORPUS_DIR
@@ -62,7 +62,11 @@ SPLITS = ("dev", "heldout")
 CLASSES = ("report", "reproducer", "retest", "reply")
 GITHUB = "https://github.com/{repo}.git"
 
-_TAG = re.compile(r"^(?:\s*(?:(?:Re|RE|re|Fwd|FW|Fw|AW|Aw):|\[[^\]]*\]))+\s*")
+# what mailers put in front of a subject they reply to or forward
+_REPLY = re.compile(r"^\s*(?:(?:Re|RE|re|Fwd|FWD|FW|Fw|AW|Aw|SV|VS|Antw|Odp|R|回复|答复|回覆|转发)"
+                    r"(?:\[\d+\])?\s*[:：]\s*)+")
+_TAGS = re.compile(r"^(?:\s*\[[^\]]*\])+\s*")
+_SYZBOT_TAG = re.compile(r"\[syzbot\](?:\s*\[[^\]]*\])*\s*")
 _COUNTER = re.compile(r" \(\d+\)$")
 # syzbot names the instance that hit a boot or test error in front of the
 # report's title ("upstream boot error: ", "linux-next test error: ")
@@ -84,7 +88,11 @@ def expected_title(subject: str) -> str:
     [subsystem?] tags, the " (N)" counter and the instance of a boot or
     test error."""
     s = " ".join(subject.split())
-    s = _TAG.sub("", s)
+    tagged = list(_SYZBOT_TAG.finditer(s))
+    if tagged:
+        s = s[tagged[-1].end():]        # whatever came before "[syzbot] [x?]"
+    else:
+        s = _TAGS.sub("", _REPLY.sub("", s))
     s = _INSTANCE.sub("", s)
     return _COUNTER.sub("", s).strip()
 
@@ -195,6 +203,13 @@ def scan(gitdir: Path, repo: str, split: str, seen: set[str]) -> Iterator[dict[s
                "class": got[0], "title": got[1]}
 
 
+def syzbot_threads(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The rows without replies whose subject is not the title of a bug
+    syzbot mailed (a patch that quotes a report in its thread, say)."""
+    titles = {r["title"] for r in rows if r["class"] != "reply"}
+    return [r for r in rows if r["class"] != "reply" or r["title"] in titles]
+
+
 # ----------------------------------------------------------------- index
 def read_index(path: Path) -> list[dict[str, str]]:
     rows = []
@@ -280,13 +295,14 @@ def read_case(path: Path) -> Case:
     return Case(path.name, row, body)
 
 
-def first_title(body: bytes, name: str) -> tuple[str | None, int]:
-    """syzkaller title of the first report in body, and how many reports."""
+def first_titles(body: bytes, name: str) -> tuple[str | None, list[str]]:
+    """syzkaller's title and alternative titles of the first report in body."""
     try:
-        reps = list(iter_stream(io.BytesIO(body), name))
+        reps = iter_stream(io.BytesIO(body), name)
+        first = next(reps, None)
     except LogFormatError:
-        return None, 0
-    return (reps[0].syz_title if reps else None), len(reps)
+        return None, []
+    return (first.syz_title, first.syz_alt) if first is not None else (None, [])
 
 
 def read_misses(path: Path) -> dict[str, tuple[str, str]]:
@@ -309,8 +325,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("scan", help="list the labeled messages of mirrors (index rows)")
-    p.add_argument("--split", choices=SPLITS, required=True)
-    p.add_argument("mirrors", nargs="+", metavar="GITDIR=OWNER/NAME")
+    p.add_argument("mirrors", nargs="+", metavar="SPLIT:GITDIR=OWNER/NAME",
+                   help="in order: a message in several mirrors is listed once, first")
     p = sub.add_parser("build", help="write the corpus files from the index's commits")
     p.add_argument("--index", type=Path, default=INDEX)
     p.add_argument("--mirrors", type=Path, default=Path("build/corpora/mirrors"))
@@ -326,13 +342,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "scan":
         seen: set[str] = set()
+        rows = []
         for spec in args.mirrors:
-            gitdir, _, repo = spec.partition("=")
-            if not repo:
-                print("mail-corpus: want GITDIR=OWNER/NAME", file=sys.stderr)
+            split, _, rest = spec.partition(":")
+            gitdir, _, repo = rest.partition("=")
+            if split not in SPLITS or not repo:
+                print(f"mail-corpus: {spec}: want SPLIT:GITDIR=OWNER/NAME, SPLIT one of "
+                      f"{', '.join(SPLITS)}", file=sys.stderr)
                 return 2
-            for row in scan(Path(gitdir), repo, args.split, seen):
-                print(row_line(row))
+            rows.extend(scan(Path(gitdir), repo, split, seen))
+            print(f"mail-corpus: {repo}: {len(rows)} messages so far", file=sys.stderr)
+        for row in syzbot_threads(rows):
+            print(row_line(row))
         return 0
     try:
         rows = read_index(args.index)
@@ -367,11 +388,12 @@ def score(args: argparse.Namespace, rows: list[dict[str, str]]) -> int:
             absent.append(row["message_id"])
             continue
         case = read_case(path)
-        got, _ = first_title(case.body, str(path))
-        ok = got == row["title"]
-        t = tally.setdefault(row["class"], [0, 0])
+        got, alt = first_titles(case.body, str(path))
+        ok = got == row["title"] or row["title"] in alt
+        t = tally.setdefault(row["class"], [0, 0, 0])
         t[0] += 1
         t[1] += ok
+        t[2] += ok and got != row["title"]
         known = misses.get(row["message_id"])
         if not ok and known is None:
             unexpected.append(f"{case_name(row)}\t{row['message_id']}\twant {row['title']!r}, "
@@ -383,16 +405,20 @@ def score(args: argparse.Namespace, rows: list[dict[str, str]]) -> int:
                               f"got {got!r} (listed with {known[0]!r})")
     total = sum(t[0] for t in tally.values())
     right = sum(t[1] for t in tally.values())
+    by_alt = sum(t[2] for t in tally.values())
     numbers = {"split": args.split, "messages": total, "titles_right": right,
-               "by_class": {k: {"messages": v[0], "right": v[1]} for k, v in sorted(tally.items())},
+               "right_by_alt_title": by_alt,
+               "by_class": {k: {"messages": v[0], "right": v[1], "right_by_alt_title": v[2]}
+                            for k, v in sorted(tally.items())},
                "unexpected": len(unexpected), "fixed": len(fixed), "absent": len(absent)}
     if args.json:
         print(json.dumps(numbers))
     else:
         pct = 100.0 * right / total if total else 0.0
-        print(f"mail corpus ({args.split}): {right}/{total} titles right ({pct:.1f} %)")
+        print(f"mail corpus ({args.split}): {right}/{total} titles right ({pct:.1f} %), "
+              f"{by_alt} of them by one of syzkaller's alternative titles")
         for k, v in sorted(tally.items()):
-            print(f"  {k:<11} {v[1]}/{v[0]}")
+            print(f"  {k:<11} {v[1]}/{v[0]} ({v[2]} by an alternative title)")
         print(f"  misses not in the list: {len(unexpected)}; listed misses now right: "
               f"{len(fixed)}; files absent: {len(absent)}")
     for line in unexpected[:args.show]:

@@ -43,8 +43,8 @@ from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_LINE, LogFormatError, Scan
                          candidate_lines, open_log)
 from .report_analysis import RawReport, analyze, is_plumbing
 from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
-                             ROOT_FRAME, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS, Group,
-                             header_group, may_matter)
+                             ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
+                             Group, header_group, may_matter)
 from .report_model import Report
 from .report_naming import make_signature
 
@@ -141,7 +141,11 @@ class _Segmenter:
             prev = last.raw.lines[-1]
             if prev.endswith("  "):
                 prev = prev[:-1]        # format=flowed; DelSp=yes added one
-            glue = " " if not prev.endswith(" ") and _OPEN_WORD.search(prev) else ""
+            # a mailer wraps between words (the space is gone), a tracker at
+            # a fixed width, maybe inside a word
+            glue = " " if not prev.endswith(" ") and (
+                (last.cut and last.width < WRAP_WIDTH) or _OPEN_WORD.search(prev)
+                or SOURCE_TAIL.match(text)) else ""
             last.raw.lines[-1] = (prev + glue + text)[:MAX_KEPT_LINE]
             last.raw.end_line = last.last_phys = lineno
             last.width = ll.width
@@ -188,6 +192,8 @@ class _Segmenter:
                     and not _starts_kernel_line(ll.text))
         if ll.stamped or ll.caller:
             return False
+        if SOURCE_TAIL.match(ll.text):
+            return True
         prev = last.raw.lines[-1]
         if last.raw.stamped:
             # an unstamped line after a stamped one: wrapped by a mailer or tracker

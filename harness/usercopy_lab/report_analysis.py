@@ -80,6 +80,7 @@ class SyzResult:
     corrupted: bool = False
     frame: str | None = None            # raw name of the blamed frame
     frames_only: bool = False           # corrupted only for want of frames
+    alt: list[str] = field(default_factory=list)   # syzkaller's alternative titles
     fmt: Format | None = None
     group: Group | None = None
     header_line: int = -1               # index in the report's lines
@@ -267,6 +268,22 @@ def _format_title(template: str, args: list[str]) -> str:
     return template.format("", *args) if template else ""
 
 
+def _alt_titles(fmt: Format, args: list[str], frames: list[tuple[str, str]]) -> list[str]:
+    """syzkaller's alternative titles: the format's alternatives, and the
+    title and those with the blamed frames as printed and with each one
+    syscall prefix stripped (a bug first seen under an older stripping
+    rule keeps that title, and syzbot still finds it by these)."""
+    canonical = [c for c, _ in frames]
+    out = [_format_title(a, args + canonical) for a in fmt.alt]
+    for prefix in ("",) + STRIP_PREFIXES:
+        trimmed = [r[len(prefix):] if prefix and r.startswith(prefix) else r for _, r in frames]
+        if prefix and trimmed == [r for _, r in frames]:
+            continue
+        for template in (fmt.syz,) + fmt.alt:
+            out.append(_format_title(template, args + trimmed))
+    return out
+
+
 def syz_lines(lines: list[str], stamped: bool) -> list[str]:
     """The report text syzkaller reads: questionable frames and lock
     debugging notes dropped, and a panic (or a lockdep splat) that comes
@@ -335,6 +352,7 @@ def syz_describe(lines: list[str], stamped: bool, only: Group | None = None) -> 
             if not ok:
                 reason = "no frames"
         desc = _format_title(fmt.syz, args + [c for c, _ in frames])
+        res.alt = _alt_titles(fmt, args, frames)
         res.fmt = fmt
         res.frame = next((r for c, r in frames if c != "corrupted"), None)
     if not desc:
@@ -349,6 +367,7 @@ def syz_describe(lines: list[str], stamped: bool, only: Group | None = None) -> 
     elif res.fmt is not None and res.fmt.corrupted and not reason:
         reason = "format is corrupted"
     res.title = syz_normalize(desc)
+    res.alt = [a for a in dict.fromkeys(syz_normalize(t) for t in res.alt) if a != res.title]
     if not reason:
         reason = _syz_corrupted(res.title, text, res.fmt)
     res.corrupted = bool(reason)
@@ -578,6 +597,7 @@ def analyze(raw: RawReport) -> Report:
     detail = d.kasan_type if rep.kind == "kasan" else d.panic_msg if rep.kind == "panic" else ""
     rep.title = make_title(rep, head, detail or "")
     rep.syz_title = syz.title
+    rep.syz_alt = syz.alt
     if syz.group is None and opener is _UC_GROUP:
         # the BUG/WARNING line was cut off: the title the whole report has
         rep.syz_title = syz_describe(lines, raw.stamped, only=_UC_GROUP).title

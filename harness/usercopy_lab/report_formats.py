@@ -254,6 +254,18 @@ GROUPS: tuple[Group, ...] = (
         F((r"BUG: KASAN: ([a-z\-]+) on address", r"(Read|Write) of size ([0-9]+)"),
           "KASAN: {1} {2}", "kasan"),
         F(r"BUG: KASAN: (.*)", "KASAN: {1}", "kasan", corrupted=True),
+        # KMSAN's own trees (2017-2021) printed the stack with dump_stack():
+        # the "CPU:" line right after the header, then "Call Trace:"; syzbot
+        # titled those from that trace.
+        F(r"BUG: KMSAN: kernel-usb-infoleak[^\n]*[\s\S]CPU: \d+ PID: ",
+          "KMSAN: kernel-usb-infoleak in {2}", "kmsan",
+          detail=r"BUG: KMSAN: kernel-usb-infoleak in {{FUNC}}",
+          stack=S(CALL_TRACE, TRACE, skip=("alloc_skb", "usb_submit_urb", "usb_start_wait_urb",
+                                           "usb_bulk_msg", "usb_interrupt_msg", "usb_control_msg"))),
+        F(r"BUG: KMSAN:[^\n]*[\s\S]CPU: \d+ PID: ", "KMSAN: {1} in {3}", "kmsan",
+          detail=r"BUG: KMSAN: ([a-z\-]+) in {{FUNC}}",
+          stack=S(CALL_TRACE, TRACE, skip=("alloc_skb", "netlink_ack", "netlink_rcv_skb",
+                                           "_encrypt$", "^(?:crypto|cipher|drbg|rng)_"))),
         F("BUG: KMSAN: kernel-usb-infoleak", "KMSAN: kernel-usb-infoleak in {2}", "kmsan",
           detail=r"BUG: KMSAN: kernel-usb-infoleak in {{FUNC}}", alt=("KMSAN origin in {3}",),
           stack=S(TRACE, rx(r"(Local variable .* created at:|Uninit was created at:)"), TRACE,
@@ -696,7 +708,12 @@ INTERRUPT = re.compile(r"\s*--- interrupt: ")
 # copied so ("BUG: KASAN: ... in atomic_read include/...:68 [inline]", then
 # "... in io_wq_put_and_exit+0x...") are one report; syzkaller titles the
 # report as the kernel printed it, without these copies.
-INLINE_COPY = re.compile(r"\s\[inline\]\s*$")
+INLINE_COPY = re.compile(r" \[inline\](?:,|\s*$)")
+
+# A source location alone on a line ("kernel/locking/mutex.c:1043 [inline]",
+# "(fs/x.c:12)", "[inline]"): what a symbolizer appended to the line before, moved to a
+# line of its own by a mailer's hard wrap.
+SOURCE_TAIL = re.compile(r"(?:\(?[\w./+-]+\.\w+:\d+(?::\d+)?\)?(?: \[inline\])?|\[inline\])\s*$")
 
 # Lines that, inside an open report, continue it rather than start another
 # (the die() line after "kernel BUG at", the panic that follows an oops).
@@ -753,10 +770,52 @@ def may_matter(raw: bytes) -> bool:
     return False
 
 
+# ------------------------------------------------------------ mentions
+# A header that someone wrote about rather than the kernel printed: a
+# title quoted in a sentence ('fixes "BUG: bad usercopy in foo"'), or a
+# line that is a syzkaller title of its group (syzbot's mails name the
+# title on a line of its own; "in <function>" without an offset, which
+# the kernel's own headers print).  Neither opens a report.
+QUOTE_BEFORE = re.compile("[\"'`\u201c\u2018\u00ab]\\s*$")
+# kernel headers that do name a function without an offset
+MENTION_EXCEPT = ("BUG: KCSAN:",)
+_IDENT = r"[A-Za-z_][\w.]*"
+MAX_TITLE = 200
+
+
+def _title_shape(template: str) -> str:
+    """A syz title template ("kernel BUG in {2}") as a pattern of the
+    titles it gives: the frame after " in " an identifier, other
+    placeholders any text."""
+    parts = re.split(r"\{\d+\}", template)
+    out = []
+    for i, lit in enumerate(parts):
+        out.append(re.escape(lit))
+        if i < len(parts) - 1:
+            out.append(_IDENT if lit.endswith(" in ") else ".+?")
+    return "".join(out)
+
+
+TITLE_SHAPES = {
+    g.header: re.compile("(?:" + "|".join(_title_shape(f.syz) for f in g.formats
+                                          if " in {" in f.syz)
+                   + ")(?:[\"'`\u201d\u2019].*|[.,;:!)\\s]*)$")
+    for g in GROUPS if any(" in {" in f.syz for f in g.formats)}
+
+
+def is_mention(text: str, pos: int, group: Group) -> bool:
+    """Whether the header of group at text[pos:] was written about, not printed."""
+    if pos and QUOTE_BEFORE.search(text, max(0, pos - 8), pos):
+        return True
+    shape = TITLE_SHAPES.get(group.header)
+    return (shape is not None and len(text) - pos <= MAX_TITLE
+            and not text.startswith(MENTION_EXCEPT, pos) and shape.match(text, pos) is not None)
+
+
 def header_group(text: str) -> Group | None:
     """The first group whose header is on the line and that does not
     suppress it (as syzkaller, which searches suppressions in the whole
-    line; here near the header)."""
+    line; here near the header), unless the header is a mention."""
     for group in GROUPS:
         pos = text.find(group.header)
         if pos < 0:
@@ -765,5 +824,5 @@ def header_group(text: str) -> Group | None:
         if any(s.search(near) for s in group.suppress):
             continue
         if group.syz or (group.opener is not None and group.opener.search(near)):
-            return group
+            return None if is_mention(text, pos, group) else group
     return None
