@@ -23,7 +23,10 @@ from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78cDEHM])")
 # C0 controls but TAB and ESC, and DEL: binary junk in a text log
-_CONTROL = {c: None for c in (*range(0, 9), *range(10, 27), *range(28, 32), 127)}
+_CONTROL: dict[int, str | None] = {c: None for c in (*range(0, 9), *range(10, 27), *range(28, 32), 127)}
+# mailers and web pages indent with non-breaking and other Unicode spaces
+_CONTROL.update({c: " " for c in (0xa0, *range(0x2000, 0x200b), 0x202f, 0x205f, 0x3000)})
+_CONTROL.update({c: None for c in (0x200b, 0xfeff)})
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"

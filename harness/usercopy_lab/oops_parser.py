@@ -58,6 +58,7 @@ MAX_UNKNOWN_RUN = 50          # unrelated lines in a row inside a trace
 WRAP_WIDTH = 70               # a line this long may have been wrapped
 MAX_GAP = 500                 # lines of other contexts before a quiet report ends
 MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
+MAX_DETACHED = 500            # lines an opener waits for its body (Group.body_after)
 
 _TRIGGERS_B = tuple(t.encode() for t in TRIGGERS)
 _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
@@ -69,6 +70,8 @@ _LKDTM_BAD_ADDRESS = re.compile(
 # a kernel message cannot end with these words; a line that does was wrapped
 _OPEN_WORD = re.compile(r"\b(?:at|from|to|in|of|for|on|by|with)$")
 _DIE = re.compile(r"\[#\d+\]")
+# a kernel message that starts with its subsystem or device prefix
+_PREFIXED = re.compile(r"[A-Za-z][\w.-]*(?: [\w.:-]+)?: \S")
 
 
 @dataclass
@@ -83,6 +86,7 @@ class _Open:
     width: int = 0                # physical width of the last line taken
     quote: int = 0                # its mail quoting depth
     cut: bool = False             # it is a header broken before its end
+    traced: bool = False          # a frame or trace line was taken
     inline_head: bool = False     # only symbolizer copies of a header so far
     last_phys: int = 0            # its line number
     complete: bool = False        # the current call trace reached its end
@@ -104,6 +108,8 @@ class _Segmenter:
     # keeps reading that task's lines for its syzkaller title, as
     # syzkaller does; it is held until the task's reports end.
     held: dict[str, list[_Open]] = field(default_factory=dict)
+    # Openers interrupted before their body (Group.body_after), per context.
+    detached: dict[str, _Open] = field(default_factory=dict)
 
     @property
     def busy(self) -> bool:
@@ -136,6 +142,11 @@ class _Segmenter:
         if len(self.open) > 1 or (self.open and not self.last):
             for quiet in [o for o in self.open.values() if lineno - o.last_phys > MAX_GAP]:
                 self._close(quiet)
+        if self.detached:
+            for ctx, det in list(self.detached.items()):
+                if lineno - det.last_phys > MAX_DETACHED:
+                    del self.detached[ctx]
+                    self._finish(det)
         last, self.last = self.last, None
         if last is not None and self._continues_line(last, lineno, ll):
             prev = last.raw.lines[-1]
@@ -160,6 +171,16 @@ class _Segmenter:
         if cur is None and ll.caller and ll.caller[0] == "C":
             cur = next((o for o in self.open.values() if o.traceback), None)
         if group is not None:
+            det = self.detached.get(ctx)
+            if det is not None and _carries_on(det, text):
+                # the body of an opener another report interrupted
+                if cur is not None:
+                    self._close(cur, interrupted=True)
+                del self.detached[ctx]
+                det.phase, det.unknown, det.after_trace = "header", 0, 0
+                self.open[ctx] = det
+                self._take(det, lineno, text, ll, group)
+                return
             if cur is not None and self._continues_report(cur, text, group):
                 if group.syz:
                     cur.merged = True
@@ -251,6 +272,7 @@ class _Segmenter:
             cur.traceback = True
         frame = parse_frame(text)
         if frame is not None or TRACE_LINE.match(s):
+            cur.traced = True
             if cur.phase == "header":
                 cur.phase = "trace"
             if NEW_TRACE.match(s):
@@ -285,6 +307,11 @@ class _Segmenter:
         cur.raw.cut = cur.phase == "trace" and not cur.complete and (
             interrupted or cur.after_trace > 0)
         cur.raw.ended = cur.phase == "ended"
+        if interrupted and not cur.traced and cur.ctx not in self.detached:
+            group = header_group(cur.raw.lines[0]) if cur.raw.lines else None
+            if group is not None and group.body_after:
+                self.detached[cur.ctx] = cur
+                return
         if hold:
             self.held.setdefault(cur.ctx, []).append(cur)
             return
@@ -292,9 +319,15 @@ class _Segmenter:
             self.closed.append(analyze(held.raw))
         self.closed.append(analyze(cur.raw))
 
+    def _finish(self, cur: _Open) -> None:
+        """A detached opener whose body never came: a report of its own."""
+        self.closed.append(analyze(cur.raw))
+
     def close_all(self) -> None:
         for cur in sorted(self.open.values(), key=lambda o: o.raw.line):
             self._close(cur)
+        for ctx in list(self.detached):
+            self._finish(self.detached.pop(ctx))
         for ctx in list(self.held):
             for held in self.held.pop(ctx):
                 self.closed.append(analyze(held.raw))
@@ -304,13 +337,19 @@ class _Segmenter:
         if not self.closed:
             return []
         first_open = min([o.raw.line for o in self.open.values()]
-                         + [h.raw.line for hs in self.held.values() for h in hs], default=None)
+                         + [h.raw.line for hs in self.held.values() for h in hs]
+                         + [d.raw.line for d in self.detached.values()], default=None)
         out = sorted((r for r in self.closed if first_open is None or r.line < first_open),
                      key=lambda r: r.line)
         if out:
             taken = {id(r) for r in out}
             self.closed = [r for r in self.closed if id(r) not in taken]
         return out
+
+
+def _carries_on(opener: _Open, text: str) -> bool:
+    group = header_group(opener.raw.lines[0]) if opener.raw.lines else None
+    return group is not None and any(p.search(text) for p in group.body_after)
 
 
 def _context(ll: LogLine) -> str:
@@ -331,6 +370,8 @@ def _starts_kernel_line(text: str) -> bool:
     line before it."""
     if text[:1].isspace() or text.startswith("---") or BANNER.match(text) is not None:
         return True
+    if _PREFIXED.match(text):
+        return True                 # "KASAN: ...", "rcu: ...", "usb 1-1: ..."
     if TAIL_LINE.match(text) is not None or TRACE_LINE.match(text) is not None:
         return True
     # a frame is indented or starts with its address ("[<...>]", "[c...]"):

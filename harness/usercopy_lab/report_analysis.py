@@ -239,7 +239,11 @@ def _stack_frames(stack: Stack, parts: tuple[object, ...],
                     ok = False
                     break
                 if any(s.search(text) for s in STACK_START):
-                    break
+                    # riscv's register dump ends with the status line and
+                    # its frames follow without a heading: no end yet
+                    if raw or not RISCV_STACK_START.search(text):
+                        break
+                    continue
                 if pi + 1 < len(parts):
                     m = parts[pi + 1].search(text)  # type: ignore[union-attr]
                     if m:

@@ -201,6 +201,11 @@ class Group:
     # wrap, an architecture printing the message in pieces): the next line
     # of the same context completes it
     cut: tuple[re.Pattern[str], ...] = ()
+    # lines that carry on a report of this group whose opener was printed
+    # apart from its body: another report came in between (riscv and arm64
+    # print "Unable to handle kernel paging request", then, say, a lockdep
+    # splat the oops path set off, then "Oops [#1]" and the registers)
+    body_after: tuple[re.Pattern[str], ...] = ()
 
 
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
@@ -484,7 +489,8 @@ GROUPS: tuple[Group, ...] = (
         F("Unable to handle kernel (paging request|NULL pointer dereference|access to user memory)",
           "BUG: unable to handle kernel {1} in {2}", "oops", alt=("bad-access in {2}",),
           stack=_rip_trace()),
-    ), cut=_sup(r"at virtual address\s*$")),
+    ), cut=_sup(r"at virtual address\s*$"),
+        body_after=_sup(r"^Oops(?:: | - |#| ?\[#)", r"^Internal error: Oops")),
     Group("general protection fault", (
         F("general protection fault.*:", "general protection fault in {1}", "oops",
           alt=("bad-access in {1}",), stack=_rip_trace()),
