@@ -227,8 +227,12 @@ class _Segmenter:
 
     def _continues_report(self, cur: _Open, text: str, group: Group) -> bool:
         if any(c.search(text) for c in CONTINUES):
-            return True
+            # a die line continues what it dies of, not a report that ended
+            return cur.phase != "ended" or "Kernel panic" in text
         if cur.inline_head and cur.raw.lines and header_group(cur.raw.lines[0]) is group:
+            return True
+        if (group.joins is not None and cur.phase == "header" and cur.raw.lines
+                and group.joins.search(cur.raw.lines[0])):
             return True
         if group.header == "Oops":
             return cur.phase == "header"

@@ -43,6 +43,8 @@ _OBJ_CACHE = re.compile(r"(.*?) '(.*)'$")
 _KBUG = re.compile(r"kernel BUG at (\S+?):(\d+)!?")
 _WARN_SITE = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ )?at (\S+?):(\d+) ?(\S*)")
 _WARN_BARE = re.compile(r"WARNING: CPU: \d+ PID: \d+ at\s*$")
+# newer kernels: "WARNING: [cond] FILE:LINE at FUNC+0x1/0x2, CPU#N: comm/pid"
+_WARN_NEW = re.compile(r"WARNING: (?:\[.*?\] )?(\S+?\.\w+):(\d+) at ([\w.]+)")
 _SITE_CONT = re.compile(r"\s*(\S+?):(\d+) (\S+)")
 _FUNC_CONT = re.compile(r"\s+([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+\(\)\s*$")
 _KASAN = re.compile(r"BUG: KASAN: (\S+) in (\S+)")
@@ -469,7 +471,10 @@ def main_frames(lines: list[str]) -> list[Frame]:
             segments, dropped, taken, in_trace, headed = [[]], [], False, True, True
             frozen = False
             continue
-        if taken and TRACE_END.match(text):
+        # right after an exception path's RIP line its code and registers
+        # come before the rest of the frames (panic_on_warn on x86)
+        if taken and TRACE_END.match(text) and not (dropped and dropped[-1] and not segments[-1]
+                                                   and text.startswith("Code: ")):
             if headed:
                 break
             frozen = True           # unless a heading follows, these are all
@@ -528,7 +533,10 @@ def _details(lines: list[str]) -> _Details:
                 d.bug_site = f"{m.group(1)}:{m.group(2)}"
             elif "WARNING:" in s:
                 m = _WARN_SITE.search(s)
-                if m:
+                if not m and (m2 := _WARN_NEW.search(s)):
+                    d.bug_site = f"{m2.group(1)}:{m2.group(2)}"
+                    d.warn_func = strip_suffix(m2.group(3)) or None
+                elif m:
                     d.bug_site = f"{m.group(1)}:{m.group(2)}"
                     d.warn_func = strip_suffix(m.group(3).split("+", 1)[0].strip("()")) or None
                     if d.warn_func is None and i + 1 < len(lines) and (

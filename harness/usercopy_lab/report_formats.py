@@ -206,6 +206,10 @@ class Group:
     # print "Unable to handle kernel paging request", then, say, a lockdep
     # splat the oops path set off, then "Oops [#1]" and the registers)
     body_after: tuple[re.Pattern[str], ...] = ()
+    # a header of this group carries on an open report (still in its
+    # header) whose first line this matches: the usercopy message after
+    # "WARNING: ... at mm/usercopy.c" (MIPS prints the WARNING first)
+    joins: re.Pattern[str] | None = None
 
 
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
@@ -243,6 +247,8 @@ def _warning_stack(*skip: str) -> Stack:
 def _sup(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(rx(p) for p in patterns)
 
+
+S390_DIE = re.compile(r"^[A-Za-z][\w -]*: [0-9a-f]{4} ilc:\d \[#\d+\]")
 
 GROUPS: tuple[Group, ...] = (
     Group("BUG:", (
@@ -619,12 +625,18 @@ GROUPS: tuple[Group, ...] = (
           r"\((.*)\) \((\d+) bytes\)", "BUG: bad usercopy in {6}", "usercopy_legacy",
           stack=_trace("usercopy", "__check")),
     ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist"),
+        joins=rx(r"(?:WARNING: .*|kernel BUG at )mm/usercopy\.c"),
         # the message without its "(offset N, size N)!" / "(N bytes)" end
         cut=_sup(r"^(?!.*(?:\(offset \d+, size \d+\)|\(\d+ bytes\)))"
                  r".*(?:usercopy: [Kk]ernel memory|usercopy whitelist\?)")),
     Group("Oops", (
         F(r"^Oops(?:: | - |#| ?\[#)", "", "oops"),
     ), syz=False, opener=rx(r"^Oops(?:: | - |#| ?\[#)")),
+    # s390's die() line: "fixpoint divide exception: 0009 ilc:2 [#1] SMP"
+    # (after a BUG(): "monitor event: 0040 ilc:2 [#1]")
+    Group("ilc:", (
+        F(S390_DIE.pattern, "", "oops"),
+    ), syz=False, opener=S390_DIE),
 )
 
 # ------------------------------------------------------- layout vocabulary
@@ -726,7 +738,7 @@ SOURCE_TAIL = re.compile(r"(?:\(?[\w./+-]+\.\w+:\d+(?::\d+)?\)?(?: \[inline\])?|
 CONTINUES = _sup("invalid opcode: 0000", "Kernel panic - not syncing",
                  "unregister_netdevice: waiting for", "PANIC: double fault", "Internal error:",
                  # riscv's and mips's die() lines after a BUG()
-                 r"^Kernel BUG \[#\d+\]", r"^Kernel bug detected\[#\d+\]")
+                 r"^Kernel BUG \[#\d+\]", r"^Kernel bug detected\[#\d+\]", S390_DIE.pattern)
 # Reports printed by the kernel that are not bugs but carry a stack: one
 # inside a report ends it.
 INFO_WITH_STACK = ("vmalloc: allocation failure:", "FAULT_INJECTION: forcing a failure",
@@ -741,7 +753,7 @@ REPORT_MIN_LINES_KMSAN = 16
 TRIGGERS = ("BUG", "WARNING:", "INFO:", "Unable to handle kernel", "protection fault",
             "stack segment: ", "anic", "PANIC", "rror:", "invalid opcode:", "int3:", "UBSAN:",
             "Booting the kernel", "unregister_netdevice", "VFS: ", "Unhandled fault:",
-            "Alignment trap:", "SYZ", "usercopy", "Oops", "Linux version",
+            "Alignment trap:", "SYZ", "usercopy", "Oops", "ilc:", "Linux version",
             "attempting bad copy")
 
 
