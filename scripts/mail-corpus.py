@@ -54,9 +54,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 
 from usercopy_lab.oops_parser import LogFormatError, iter_stream  # noqa: E402
+from usercopy_lab.report_formats import GROUPS  # noqa: E402
 
 INDEX = ROOT / "harness/tests/testdata/mail-corpus/index.tsv"
 MISSES = ROOT / "harness/tests/testdata/mail-corpus/known-misses.tsv"
+RENAMES = ROOT / "harness/tests/testdata/mail-corpus/renames.tsv"
 COLUMNS = ("split", "repo", "commit", "message_id", "date", "class", "title")
 SPLITS = ("dev", "heldout")
 CLASSES = ("report", "reproducer", "retest", "reply")
@@ -121,8 +123,8 @@ def classify(msg: EmailMessage, body: str) -> tuple[str, str] | None:
     if "syzbot ci" in sender or "[syzbot ci]" in subject or "Monthly" in subject:
         return None
     title = expected_title(subject)
-    if not title:
-        return None
+    if not title or title.endswith("build error"):
+        return None                     # a build failure, no kernel report
     if "syzbot" in sender.split("@")[0].lower():
         if m := _RETEST.search(body):
             return "retest", m.group(1).strip()
@@ -295,6 +297,48 @@ def read_case(path: Path) -> Case:
     return Case(path.name, row, body)
 
 
+def _template_re(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{(\d+)\}", template)
+    out = []
+    for i, part in enumerate(parts):
+        out.append(re.escape(part) if i % 2 == 0 else f"(?P<a{part}>.+?)")
+    return re.compile("^" + "".join(out) + "$")
+
+
+def _dedup_keys() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+    """(title pattern, alternative templates) of every format with both."""
+    out = []
+    for group in GROUPS:
+        for fmt in group.formats:
+            if fmt.syz and fmt.alt and "{" in fmt.syz:
+                try:
+                    out.append((_template_re(fmt.syz), fmt.alt))
+                except re.error:
+                    continue
+    return out
+
+
+DEDUP = _dedup_keys()
+
+
+def title_alternatives(title: str) -> set[str]:
+    """The alternative titles syzkaller gives a report titled so
+    ("general protection fault in f" -> "bad-access in f"): syzbot files a
+    crash under a bug whose alternative titles share one of the crash's."""
+    out = set()
+    for pattern, alts in DEDUP:
+        m = pattern.match(title)
+        if not m:
+            continue
+        args = {k[1:]: v for k, v in m.groupdict().items()}
+        for alt in alts:
+            try:
+                out.add(re.sub(r"\{(\d+)\}", lambda x: args[x.group(1)], alt))
+            except KeyError:
+                continue
+    return out
+
+
 def first_titles(body: bytes, name: str) -> tuple[str | None, list[str]]:
     """syzkaller's title and alternative titles of the first report in body."""
     try:
@@ -320,6 +364,22 @@ def read_misses(path: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+def read_renames(path: Path) -> dict[str, tuple[str, str]]:
+    """message id -> (title under today's syzkaller rules, the rule change):
+    mails titled before syzkaller changed the rule that names them."""
+    out = {}
+    if not path.is_file():
+        return out
+    for num, line in enumerate(path.read_text().splitlines(), 1):
+        if not line or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if len(cols) != 3 or not cols[2].strip():
+            raise ValueError(f"{path}:{num}: want message-id, title today, the rule change")
+        out[cols[0]] = (cols[1], cols[2])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -336,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("corpus", type=Path)
     p.add_argument("--index", type=Path, default=INDEX)
     p.add_argument("--misses", type=Path, default=MISSES)
+    p.add_argument("--renames", type=Path, default=RENAMES)
     p.add_argument("--split", choices=(*SPLITS, "all"), default="all")
     p.add_argument("--show", type=int, default=0, metavar="N", help="print up to N misses")
     p.add_argument("--json", action="store_true")
@@ -376,6 +437,7 @@ def score(args: argparse.Namespace, rows: list[dict[str, str]]) -> int:
         return 2
     try:
         misses = read_misses(args.misses)
+        renames = read_renames(args.renames)
     except (OSError, ValueError) as exc:
         print(f"mail-corpus: {exc}", file=sys.stderr)
         return 2
@@ -389,26 +451,31 @@ def score(args: argparse.Namespace, rows: list[dict[str, str]]) -> int:
             continue
         case = read_case(path)
         got, alt = first_titles(case.body, str(path))
-        ok = got == row["title"] or row["title"] in alt
-        t = tally.setdefault(row["class"], [0, 0, 0])
+        want, _ = renames.get(row["message_id"], (row["title"], ""))
+        ok = got == want or want in alt
+        same_bug = not ok and bool(title_alternatives(want) & set(alt))
+        t = tally.setdefault(row["class"], [0, 0, 0, 0])
         t[0] += 1
         t[1] += ok
-        t[2] += ok and got != row["title"]
+        t[2] += ok and got != want
+        t[3] += ok and want != row["title"]
         known = misses.get(row["message_id"])
         if not ok and known is None:
-            unexpected.append(f"{case_name(row)}\t{row['message_id']}\twant {row['title']!r}, "
-                              f"got {got!r}")
+            unexpected.append(f"{case_name(row)}\t{row['message_id']}\twant {want!r}, "
+                              f"got {got!r}" + (" (same bug by alternative title)" if same_bug else ""))
         elif ok and known is not None:
             fixed.append(f"{row['message_id']}: listed as a miss ({known[1]}), now right")
         elif not ok and known is not None and known[0] != (got or ""):
-            unexpected.append(f"{case_name(row)}\t{row['message_id']}\twant {row['title']!r}, "
+            unexpected.append(f"{case_name(row)}\t{row['message_id']}\twant {want!r}, "
                               f"got {got!r} (listed with {known[0]!r})")
     total = sum(t[0] for t in tally.values())
     right = sum(t[1] for t in tally.values())
     by_alt = sum(t[2] for t in tally.values())
+    by_rename = sum(t[3] for t in tally.values())
     numbers = {"split": args.split, "messages": total, "titles_right": right,
-               "right_by_alt_title": by_alt,
-               "by_class": {k: {"messages": v[0], "right": v[1], "right_by_alt_title": v[2]}
+               "right_by_alt_title": by_alt, "right_after_rename": by_rename,
+               "by_class": {k: {"messages": v[0], "right": v[1], "right_by_alt_title": v[2],
+                                "right_after_rename": v[3]}
                             for k, v in sorted(tally.items())},
                "unexpected": len(unexpected), "fixed": len(fixed), "absent": len(absent)}
     if args.json:
@@ -416,9 +483,10 @@ def score(args: argparse.Namespace, rows: list[dict[str, str]]) -> int:
     else:
         pct = 100.0 * right / total if total else 0.0
         print(f"mail corpus ({args.split}): {right}/{total} titles right ({pct:.1f} %), "
-              f"{by_alt} of them by one of syzkaller's alternative titles")
+              f"{by_alt} of them by one of syzkaller's alternative titles, {by_rename} under "
+              "a listed rename")
         for k, v in sorted(tally.items()):
-            print(f"  {k:<11} {v[1]}/{v[0]} ({v[2]} by an alternative title)")
+            print(f"  {k:<11} {v[1]}/{v[0]} ({v[2]} by an alternative title, {v[3]} renamed)")
         print(f"  misses not in the list: {len(unexpected)}; listed misses now right: "
               f"{len(fixed)}; files absent: {len(absent)}")
     for line in unexpected[:args.show]:

@@ -42,10 +42,11 @@ _KMSG = re.compile(r"^\d+,\d+,\d+,[-c+][^;]*;")
 _LEVEL = re.compile(r"^<\d{1,3}>")
 _STAMP = re.compile(
     rf"^\[(?:\s*\d+\.\d+|{_DAY} {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})\]"
+    r"|^\[\](?= )"                       # timestamps cut out by hand: "[] "
     r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+[+-]\d\d:?\d\d(?= )")
 _CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
 # mail quoting: "> ", ">> ", "> > ", " > " (some mailers indent it)
-_QUOTE = re.compile(r"^ ?(?:> ?)+")
+_QUOTE = re.compile(r"^ ?(?:>(?: {1,2}(?=>)| ?))+")
 _DROPPED = re.compile(r"^\*\* \d+ printk messages dropped \*\* ?")
 _LOGIN = re.compile(r"^\S+ login: ")
 # a printk timestamp inside a line: what precedes it was glued on

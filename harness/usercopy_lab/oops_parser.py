@@ -152,11 +152,16 @@ class _Segmenter:
             prev = last.raw.lines[-1]
             if prev.endswith("  "):
                 prev = prev[:-1]        # format=flowed; DelSp=yes added one
+            if last.cut:
+                text = text.lstrip()
             # a mailer wraps between words (the space is gone), a tracker at
-            # a fixed width, maybe inside a word
+            # a fixed width, maybe inside a word: a broken header takes the
+            # join its group's formats read, else the width decides
             glue = " " if not prev.endswith(" ") and (
                 (last.cut and last.width < WRAP_WIDTH) or _OPEN_WORD.search(prev)
                 or SOURCE_TAIL.match(text)) else ""
+            if last.cut and not prev.endswith(" "):
+                glue = _cut_glue(prev, text, glue)
             last.raw.lines[-1] = (prev + glue + text)[:MAX_KEPT_LINE]
             last.raw.end_line = last.last_phys = lineno
             last.width = ll.width
@@ -203,14 +208,18 @@ class _Segmenter:
         self._take(cur, lineno, text, ll)
 
     def _continues_line(self, last: _Open, lineno: int, ll: LogLine) -> bool:
-        if (ll.foreign or not ll.text or ll.quote != last.quote
-                or last.last_phys != lineno - 1 or self.open.get(last.ctx) is not last):
+        if (ll.foreign or not ll.text.strip() or last.last_phys != lineno - 1
+                or self.open.get(last.ctx) is not last):
             return False
         if last.cut:
             # a header broken before its end (by a mailer, or printed in
-            # pieces): the next line of its context completes it
+            # pieces): the next line of its context completes it, indented
+            # (a commit message) or not, even where a mailer's wrap lost the
+            # quote marks of the rest
             return ((_context(ll) == last.ctx or not (ll.stamped or ll.caller))
-                    and not _starts_kernel_line(ll.text))
+                    and ll.quote <= last.quote and not _starts_kernel_line(ll.text.lstrip()))
+        if ll.quote != last.quote:
+            return False
         if ll.stamped or ll.caller:
             return False
         if SOURCE_TAIL.match(ll.text):
@@ -349,6 +358,25 @@ class _Segmenter:
             taken = {id(r) for r in out}
             self.closed = [r for r in self.closed if id(r) not in taken]
         return out
+
+
+def _cut_glue(prev: str, text: str, default: str) -> str:
+    """"" or " " between a broken header and its rest.  Only a break inside
+    a word (letters or digits on both sides) can do without a space; there
+    the width's guess stands unless only the other join lets a format of
+    the header's group read the line ("detected" + "from")."""
+    if not (prev[-1:].isalnum() and text[:1].isalnum()):
+        return " "
+    group = header_group(prev)
+    if group is None:
+        return default
+    other = "" if default else " "
+
+    def reads(glue: str) -> bool:
+        joined = prev + glue + text
+        return any(f.title[0].groups and f.title[0].search(joined) for f in group.formats)
+
+    return other if not reads(default) and reads(other) else default
 
 
 def _carries_on(opener: _Open, text: str) -> bool:

@@ -53,6 +53,7 @@ _KASAN_CACHE = re.compile(r"which belongs to the cache (\S+)")
 _PANIC = re.compile(r"Kernel panic - not syncing:? ?(.*)")
 _TAINT = re.compile(r"\b(?:Not tainted|Tainted:[A-Z ]*?)\s+(\d+\.\d+\S*)(?:\s+(#\d+))?")
 _DIE = re.compile(r"\[#(\d+)\]")
+ELISION = re.compile(r"\s*(?:\.\.\.|\[\.\.\.\]|\.\.\.\s*snip.*|<snip>)\s*$")
 
 
 def is_plumbing(func: str) -> bool:
@@ -610,9 +611,11 @@ def analyze(raw: RawReport) -> Report:
     rep.title = make_title(rep, head, detail or "")
     rep.syz_title = syz.title
     rep.syz_alt = syz.alt
-    if syz.group is None and opener is _UC_GROUP:
-        # the BUG/WARNING line was cut off: the title the whole report has
-        rep.syz_title = syz_describe(lines, raw.stamped, only=_UC_GROUP).title
+    if opener is _UC_GROUP and (syz.group is None or syz.group.header == "Kernel panic"):
+        # the BUG/WARNING line was cut off (the panic it caused is all
+        # that follows): the title the whole report has
+        syz = syz_describe(lines, raw.stamped, only=_UC_GROUP)
+        rep.syz_title, rep.syz_alt = syz.title, syz.alt
     rep.signature = make_signature(rep)
     # Truncated: the report cannot say what it is.  Its header lost its
     # details (syzkaller: corrupted), its call trace was cut where other
@@ -637,7 +640,10 @@ def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
     lines = raw.lines
     skip = _skip_re(())
     good = [f for f in frames if not is_plumbing(f) and not skip.search(f)]
-    if good and raw.ended and not any(CALL_TRACE.search(t) for t in lines):
+    if good and not any(CALL_TRACE.search(t) for t in lines) and (
+            raw.ended or (not raw.cut and any(ELISION.match(t) for t in lines))):
+        # a trace without a heading that ran to its end marker, or an
+        # excerpt that marks what it left out ("...", "[...]")
         return True
     stack = syz.fmt.stack if syz.fmt is not None else None
     wants_rip = stack is not None and stack.parts[:1] == (RIP_LINE,)

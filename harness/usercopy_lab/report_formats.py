@@ -651,7 +651,9 @@ TRACE_LINE = re.compile(
     r"Exception stack|Allocated by task|Freed by task|stack backtrace:|Stack:|"
     r"Last Breaking-Event-Address:|Krnl (?:PSW|GPRS|Code)|"
     r"r\d+ ?: ?[0-9a-f]{8}|[0-9a-f]{4}: (?: *[0-9a-f]{8})+ *$|(?:[0-9a-f]{8,16} +){2,}[0-9a-f]{8,16}\s*$|"
-    r".*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|[0-9a-f]{8,16}) +\d+)")
+    r".*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|[0-9a-f]{8,16}) +\d+|"
+    # the unwinder's stack dump after "has bad value": "ADDR: VALUE (sym+off)"
+    r"[0-9a-f]{16}: [0-9a-f]{16} (?:\(.*\)|\.\.\.)$|unwind stack type:)")
 # Register dumps and the lines a report ends with: neither unrelated inside
 # a report nor a reason to end it after its end marker.
 TAIL_LINE = re.compile(
@@ -687,6 +689,9 @@ MACHINERY = re.compile(
     r"_copy_\w+|__copy_\w+|raw_copy_\w+|\w*copy_to_user\w*|\w*copy_from_user\w*|"
     r"\w*copy_to_iter\w*|\w*copy_from_iter\w*|copy_page_to_iter|copy_page_from_iter|"
     r"copy_user_\w+|rep_movs_alternative|memdup_user\w*|strndup_user|strncpy_from_user|"
+    # library wrappers that copy for their caller (lib/, include/linux/)
+    r"_*kfifo_(?:to|from)_user\w*|kfifo_copy_(?:to|from)_user|user_regset_copy(?:in|out)\w*|"
+    r"memcpy_(?:to|from)_msg|simple_read_from_buffer|simple_write_to_buffer|"
     r"dump_stack\w*|__dump_stack|show_stack|show_trace_log_lvl|unwind_backtrace|"
     r"dump_backtrace|panic|__warn|"
     r"warn_slowpath\w*|__warn_printk|report_bug|handle_bug|exc_invalid_op|"
@@ -736,6 +741,8 @@ SOURCE_TAIL = re.compile(r"(?:\(?[\w./+-]+\.\w+:\d+(?::\d+)?\)?(?: \[inline\])?|
 # Lines that, inside an open report, continue it rather than start another
 # (the die() line after "kernel BUG at", the panic that follows an oops).
 CONTINUES = _sup("invalid opcode: 0000", "Kernel panic - not syncing",
+                 # the x86 unwinder complaining in the middle of a trace
+                 r"WARNING: kernel stack (?:frame pointer|regs) at [0-9a-f]+ in \S+ has bad",
                  "unregister_netdevice: waiting for", "PANIC: double fault", "Internal error:",
                  # riscv's and mips's die() lines after a BUG()
                  r"^Kernel BUG \[#\d+\]", r"^Kernel bug detected\[#\d+\]", S390_DIE.pattern)
