@@ -349,24 +349,10 @@ def first_titles(body: bytes, name: str) -> tuple[str | None, list[str]]:
     return (first.syz_title, first.syz_alt) if first is not None else (None, [])
 
 
-def read_misses(path: Path) -> dict[str, tuple[str, str]]:
-    """message id -> (what triage says, why) of the known misses."""
-    out = {}
-    if not path.is_file():
-        return out
-    for num, line in enumerate(path.read_text().splitlines(), 1):
-        if not line or line.startswith("#"):
-            continue
-        cols = line.split("\t")
-        if len(cols) != 3:
-            raise ValueError(f"{path}:{num}: want message-id, got-title, reason")
-        out[cols[0]] = (cols[1], cols[2])
-    return out
-
-
-def read_renames(path: Path) -> dict[str, tuple[str, str]]:
-    """message id -> (title under today's syzkaller rules, the rule change):
-    mails titled before syzkaller changed the rule that names them."""
+def read_table(path: Path, what: str) -> dict[str, tuple[str, str]]:
+    """message id -> (title, reason) of a three-column list (known misses:
+    what triage says and why; renames: the title under today's syzkaller
+    rules and the rule change).  A missing file is an empty list."""
     out = {}
     if not path.is_file():
         return out
@@ -375,7 +361,7 @@ def read_renames(path: Path) -> dict[str, tuple[str, str]]:
             continue
         cols = line.split("\t")
         if len(cols) != 3 or not cols[2].strip():
-            raise ValueError(f"{path}:{num}: want message-id, title today, the rule change")
+            raise ValueError(f"{path}:{num}: want message-id, {what}, reason")
         out[cols[0]] = (cols[1], cols[2])
     return out
 
@@ -436,8 +422,8 @@ def score(args: argparse.Namespace, rows: list[dict[str, str]]) -> int:
               file=sys.stderr)
         return 2
     try:
-        misses = read_misses(args.misses)
-        renames = read_renames(args.renames)
+        misses = read_table(args.misses, "triage's title")
+        renames = read_table(args.renames, "title today")
     except (OSError, ValueError) as exc:
         print(f"mail-corpus: {exc}", file=sys.stderr)
         return 2
