@@ -19,11 +19,15 @@ ends, control bytes and escapes removed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78cDEHM])")
 # C0 controls but TAB and ESC, and DEL: binary junk in a text log
-_CONTROL = {c: None for c in (*range(0, 9), *range(10, 27), *range(28, 32), 127)}
+_CONTROL: dict[int, str | None] = {c: None for c in (*range(0, 9), *range(10, 27), *range(28, 32), 127)}
+# mailers and web pages indent with non-breaking and other Unicode spaces
+_CONTROL.update({c: " " for c in (0xa0, *range(0x2000, 0x200b), 0x202f, 0x205f, 0x3000)})
+_CONTROL.update({c: None for c in (0x200b, 0xfeff)})
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
@@ -39,9 +43,11 @@ _KMSG = re.compile(r"^\d+,\d+,\d+,[-c+][^;]*;")
 _LEVEL = re.compile(r"^<\d{1,3}>")
 _STAMP = re.compile(
     rf"^\[(?:\s*\d+\.\d+|{_DAY} {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})\]"
+    r"|^\[\](?= )"                       # timestamps cut out by hand: "[] "
     r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+[+-]\d\d:?\d\d(?= )")
 _CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
-_QUOTE = re.compile(r"^(?:> ?)+")
+# mail quoting: "> ", ">> ", "> > ", " > " (some mailers indent it)
+_QUOTE = re.compile(r"^ ?(?:>(?: {1,2}(?=>)| ?))+")
 _DROPPED = re.compile(r"^\*\* \d+ printk messages dropped \*\* ?")
 _LOGIN = re.compile(r"^\S+ login: ")
 # a printk timestamp inside a line: what precedes it was glued on
@@ -55,6 +61,7 @@ class LogLine:
     caller: str | None = None  # PRINTK_CALLER id: "T123" / "C1"
     width: int = 0            # characters of the physical line
     foreign: bool = False     # another program's syslog line
+    quote: int = 0            # mail quoting depth ("> " = 1, ">> " = 2)
 
 
 def parse_line(raw: str) -> LogLine:
@@ -69,8 +76,12 @@ def parse_line(raw: str) -> LogLine:
     if not line:
         return LogLine(line, width=width)
     c = line[0]
-    if c == ">":
-        line = _QUOTE.sub("", line)
+    quote = 0
+    if c == ">" or (c == " " and line[1:2] == ">"):
+        m = _QUOTE.match(line)
+        if m:
+            quote = m.group().count(">")
+            line = line[m.end():]
         c = line[:1]
     if c == "*" and (m := _DROPPED.match(line)):
         line = line[m.end():]
@@ -86,7 +97,7 @@ def parse_line(raw: str) -> LogLine:
         line = line[m.end():]
         stamped = True
     elif line[:1] in "<ADFJMNOS12" and _SYSLOG_OTHER.match(line) and not _STAMP.match(line):
-        return LogLine(line, width=width, foreign=True)
+        return LogLine(line, width=width, foreign=True, quote=quote)
     if line[:1].isdigit():
         m = _KMSG.match(line)
         if m:
@@ -115,7 +126,7 @@ def parse_line(raw: str) -> LogLine:
         line = line[1:]
         if "kernel:" in line[:64] and (m := _HOST_KERNEL.match(line)):
             line = line[m.end():]
-    return LogLine(line, stamped, caller, width)
+    return LogLine(line, stamped, caller, width, quote=quote)
 
 
 def normalize(raw: str) -> str:
@@ -127,7 +138,12 @@ def normalize(raw: str) -> str:
 _KERNEL_START = re.compile(r"^(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
 
-def program_lines(lines: list[str]) -> list[str]:
+def iter_program_lines(lines: Iterable[str]) -> Iterator[str]:
+    """program_lines() one at a time."""
+    return (line for _, line in iter_program_pairs(enumerate(lines, 1)))
+
+
+def iter_program_pairs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """The console as user space wrote it, for parsers of a guest program's
     own lines ("usercopy-lab-check: ...").
 
@@ -141,23 +157,28 @@ def program_lines(lines: list[str]) -> list[str]:
     the input (plus one if the console ends inside a cut line), in order, so
     the line numbers of what a parser finds stay close to the capture's.
     Only stamped records can be recognised (printk.time=1, as the lab boots).
+    Given and giving (line number, text): a cut line's parts keep its number.
     """
-    out: list[str] = []
-    head: str | None = None       # a program's line cut by a printk record
-    for raw in lines:
+    head: tuple[int, str] | None = None   # a program's line cut by a printk record
+    for num, raw in lines:
         line = raw.rstrip("\r\n")
         if head is not None:
             if _KERNEL_START.match(line):
-                out.append(line)
+                yield num, line
                 continue
-            line, head = head + line, None
+            (num, first), head = head, None
+            line = first + line
         m = None if _KERNEL_START.match(line) or _SYSLOG_KERNEL.match(line) \
             else _GLUED_STAMP.search(line, 1)
         if m:
-            out.append(line[m.start():])
-            head = line[:m.start()]
+            yield num, line[m.start():]
+            head = num, line[:m.start()]
         else:
-            out.append(line)
+            yield num, line
     if head is not None:
-        out.append(head)
-    return out
+        yield head
+
+
+def program_lines(lines: Iterable[str]) -> list[str]:
+    """iter_program_lines() as a list."""
+    return list(iter_program_lines(lines))
