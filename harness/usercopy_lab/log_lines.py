@@ -49,6 +49,12 @@ _CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
 _QUOTE = re.compile(r"^ ?(?:>(?: {1,2}(?=>)| ?))+")
 _DROPPED = re.compile(r"^\*\* \d+ printk messages dropped \*\* ?")
 _LOGIN = re.compile(r"^\S+ login: ")
+# dmesg --decode ("kern  :emerg : "), as a test harness records it after its
+# own timestamp ("2023-02-09T04:57:30.752403  kern  :emerg : ")
+_DECODED = re.compile(
+    r"^\s*(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+\S*\s+)?"
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])"
+    r" *:(?:emerg|alert|crit|err|warn|notice|info|debug) *: ")
 # a printk timestamp inside a line: what precedes it was glued on
 _GLUED_STAMP = re.compile(r"(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
@@ -85,12 +91,17 @@ def parse_line(raw: str) -> LogLine:
     if c == "*" and (m := _DROPPED.match(line)):
         line = line[m.end():]
         c = line[:1]
-    if c not in "[<0123456789" and "] " in line:
+    decoded = False
+    if ":" in line[:64] and (m := _DECODED.match(line[:160])):
+        line = line[m.end():]
+        c = line[:1]
+        decoded = True
+    if not decoded and c not in "[<0123456789" and "] " in line:
         if m := _LOGIN.match(line):
             line = line[m.end():]
         elif (m := _GLUED_STAMP.search(line)) and m.start() > 0 and not _SYSLOG_KERNEL.match(line):
             line = line[m.start():]
-    stamped = False
+    stamped = decoded
     m = _SYSLOG_KERNEL.match(line)
     if m:
         line = line[m.end():]

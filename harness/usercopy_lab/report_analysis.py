@@ -30,6 +30,7 @@ from .report_formats import (CALL_TRACE, CORRUPTED_LINES, EXCEPTION_PATH, FRAME_
                              REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
                              SKIP, STACK_START, STALL_ANCHORS, TO_USER, TRACE_END, TRACE_HEADING,
                              STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
+from .report_formats import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
 from .report_model import Report
 from .report_naming import make_signature, make_title, syz_normalize
 
@@ -440,6 +441,14 @@ def _usercopy(lines: list[str]) -> _Usercopy | None:
     return None
 
 
+def _cut_direction(lines: list[str]) -> str | None:
+    """The direction a usercopy message cut before its object still names."""
+    for text in lines[:12]:
+        if "attempt detected" in text and (m := CUT_DIRECTION.search(text[:MAX_TEXT])):
+            return m.group(1)
+    return None
+
+
 def _split_object(text: str) -> tuple[str, str | None]:
     """("SLUB object", "kmalloc-64") from "SLUB object 'kmalloc-64'".
 
@@ -496,7 +505,9 @@ def main_frames(lines: list[str]) -> list[Frame]:
 
 
 def _first_guilty(frames: list[str]) -> str | None:
-    return next((f for f in frames if not is_plumbing(f)), None)
+    # frames above the usercopy checks are the reporting path, not callers
+    start = next((i for i, f in enumerate(frames) if CHECK_FRAME.fullmatch(f)), 0)
+    return next((f for f in frames[start:] if not is_plumbing(f)), None)
 
 
 def _infer_direction(frames: list[str]) -> str | None:
@@ -596,7 +607,7 @@ def analyze(raw: RawReport) -> Report:
     if rep.kind.startswith("usercopy"):
         rep.guilty_frame = _first_guilty(rep.frames)
         if rep.direction is None:
-            rep.direction = _infer_direction(rep.frames)
+            rep.direction = _cut_direction(lines) or _infer_direction(rep.frames)
     elif syz.frame:
         rep.guilty_frame = strip_suffix(syz.frame)
     elif rep.kind == "warning" and d.warn_func and not is_plumbing(d.warn_func):
@@ -641,7 +652,8 @@ def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
     skip = _skip_re(())
     good = [f for f in frames if not is_plumbing(f) and not skip.search(f)]
     if good and not any(CALL_TRACE.search(t) for t in lines) and (
-            raw.ended or (not raw.cut and any(ELISION.match(t) for t in lines))):
+            raw.ended or (not raw.cut and any(ELISION.match(t) or TRACE_ENDED.match(t)
+                                              for t in lines))):
         # a trace without a heading that ran to its end marker, or an
         # excerpt that marks what it left out ("...", "[...]")
         return True
