@@ -7,8 +7,9 @@ of a kernel line ("host login: ", "** 5 printk messages dropped ** ",
 shell output before a timestamp), a syslog / journalctl prefix ("Aug 23
 10:00:01 host kernel: ", ISO dates, bare "kernel: "), /dev/kmsg records
 ("4,123,456,-;"), printk levels ("<4>"), timestamps ("[   12.345678]",
-dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg --time-format=iso), and
-PRINTK_CALLER ids ("[T123]", "[    C1]").
+dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg --time-format=iso),
+PRINTK_CALLER ids ("[T123]", "[    C1]"), and the stars a mailer puts
+around bold words ("*(kmalloc-64) (192 bytes*)").
 
 parse_line() also says whether the line carried a kernel prefix (stamped)
 and which caller id it had, so the parser can keep lines of one report
@@ -55,6 +56,11 @@ _DECODED = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+\S*\s+)?"
     r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])"
     r" *:(?:emerg|alert|crit|err|warn|notice|info|debug) *: ")
+# "*...*" a mailer made of bold or emphasised words (Gmail's text part of an
+# HTML mail): the stars open after a space or "(" before a non-space and
+# close after a non-space before a space, punctuation or the line end;
+# C ("*ptr", "(u32 *)"), "**" and x86's "*pde = " are not emphasis
+_EMPHASIS = re.compile(r"(?:^|(?<=[\s(\[]))\*(?=[^\s*])([^*]*?[^\s*])\*(?=$|[\s).,;:!?\]])")
 # a printk timestamp inside a line: what precedes it was glued on
 _GLUED_STAMP = re.compile(r"(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
@@ -136,6 +142,8 @@ def parse_line(raw: str) -> LogLine:
         line = line[1:]
         if "kernel:" in line[:64] and (m := _HOST_KERNEL.match(line)):
             line = line[m.end():]
+    if "*" in line and line.count("*") < 16:
+        line = _EMPHASIS.sub(r"\1", line)
     return LogLine(line, stamped, caller, width, quote=quote)
 
 
