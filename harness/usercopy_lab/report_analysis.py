@@ -630,7 +630,8 @@ def analyze(raw: RawReport) -> Report:
     rep.signature = make_signature(rep)
     # Truncated: the report cannot say what it is.  Its header lost its
     # details (syzkaller: corrupted), its call trace was cut where other
-    # output goes on, a usercopy report lacks its message, or neither
+    # output goes on, a usercopy report lacks its message or a frame to
+    # blame (an empty "Call Trace:" is not a whole trace), or neither
     # syzkaller's reading nor ours finds a frame outside the reporting
     # machinery.  Where syzkaller finds no frame only because it does not
     # know the layout, ours count: a trace without any heading (riscv's
@@ -641,7 +642,8 @@ def analyze(raw: RawReport) -> Report:
             raw, rep.frames, d.rip, syz))
     else:
         rep.truncated = not rep.frames
-    if raw.cut or (rep.kind.startswith("usercopy") and uc is None):
+    if raw.cut or (rep.kind.startswith("usercopy") and (uc is None or not rep.guilty_frame)):
+        # a usercopy report says what it is by its message and its culprit
         rep.truncated = True
     return rep
 

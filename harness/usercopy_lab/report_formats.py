@@ -689,7 +689,9 @@ MACHINERY = re.compile(
     r"check_object_size|check_\w+_object|check_bogus_address|check_copy_size|"
     r"__might_fault|might_fault|__might_sleep|__virt_addr_valid|copyout|copyin|"
     r"_copy_\w+|__copy_\w+|raw_copy_\w+|\w*copy_to_user\w*|\w*copy_from_user\w*|"
-    r"\w*copy_to_iter\w*|\w*copy_from_iter\w*|copy_page_(?:to|from)_iter\w*|"
+    # the iov_iter API (lib/iov_iter.c, include/linux/uio.h), not a
+    # subsystem's own helper that calls it (net/core's simple_copy_to_iter)
+    r"(?:_*|csum_and_|hash_and_)copy_(?:to|from)_iter\w*|copy_page_(?:to|from)_iter\w*|"
     r"copy_user_\w+|rep_movs_alternative|memdup_user\w*|strndup_user|strncpy_from_user|"
     # library wrappers that copy for their caller (lib/, include/linux/)
     r"_*kfifo_(?:to|from)_user\w*|kfifo_copy_(?:to|from)_user|user_regset_copy(?:in|out)\w*|"
