@@ -7,8 +7,9 @@ of a kernel line ("host login: ", "** 5 printk messages dropped ** ",
 shell output before a timestamp), a syslog / journalctl prefix ("Aug 23
 10:00:01 host kernel: ", ISO dates, bare "kernel: "), /dev/kmsg records
 ("4,123,456,-;"), printk levels ("<4>"), timestamps ("[   12.345678]",
-dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg --time-format=iso), and
-PRINTK_CALLER ids ("[T123]", "[    C1]").
+dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg --time-format=iso),
+PRINTK_CALLER ids ("[T123]", "[    C1]"), and the stars a mailer puts
+around bold words ("*(kmalloc-64) (192 bytes*)").
 
 parse_line() also says whether the line carried a kernel prefix (stamped)
 and which caller id it had, so the parser can keep lines of one report
@@ -50,6 +51,17 @@ _CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
 _QUOTE = re.compile(r"^ ?(?:>(?: {1,2}(?=>)| ?))+")
 _DROPPED = re.compile(r"^\*\* \d+ printk messages dropped \*\* ?")
 _LOGIN = re.compile(r"^\S+ login: ")
+# dmesg --decode ("kern  :emerg : "), as a test harness records it after its
+# own timestamp ("2023-02-09T04:57:30.752403  kern  :emerg : ")
+_DECODED = re.compile(
+    r"^\s*(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+\S*\s+)?"
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])"
+    r" *:(?:emerg|alert|crit|err|warn|notice|info|debug) *: ")
+# "*...*" a mailer made of bold or emphasised words (Gmail's text part of an
+# HTML mail): the stars open after a space or "(" before a non-space and
+# close after a non-space before a space, punctuation or the line end;
+# C ("*ptr", "(u32 *)"), "**" and x86's "*pde = " are not emphasis
+_EMPHASIS = re.compile(r"(?:^|(?<=[\s(\[]))\*(?=[^\s*])([^*]*?[^\s*])\*(?=$|[\s).,;:!?\]])")
 # a printk timestamp inside a line: what precedes it was glued on
 _GLUED_STAMP = re.compile(r"(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
@@ -86,12 +98,17 @@ def parse_line(raw: str) -> LogLine:
     if c == "*" and (m := _DROPPED.match(line)):
         line = line[m.end():]
         c = line[:1]
-    if c not in "[<0123456789" and "] " in line:
+    decoded = False
+    if ":" in line[:64] and (m := _DECODED.match(line[:160])):
+        line = line[m.end():]
+        c = line[:1]
+        decoded = True
+    if not decoded and c not in "[<0123456789" and "] " in line:
         if m := _LOGIN.match(line):
             line = line[m.end():]
         elif (m := _GLUED_STAMP.search(line)) and m.start() > 0 and not _SYSLOG_KERNEL.match(line):
             line = line[m.start():]
-    stamped = False
+    stamped = decoded
     m = _SYSLOG_KERNEL.match(line)
     if m:
         line = line[m.end():]
@@ -126,6 +143,8 @@ def parse_line(raw: str) -> LogLine:
         line = line[1:]
         if "kernel:" in line[:64] and (m := _HOST_KERNEL.match(line)):
             line = line[m.end():]
+    if "*" in line and line.count("*") < 16:
+        line = _EMPHASIS.sub(r"\1", line)
     return LogLine(line, stamped, caller, width, quote=quote)
 
 

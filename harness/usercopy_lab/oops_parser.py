@@ -39,6 +39,7 @@ from typing import BinaryIO
 
 from .frames import parse_frame
 from .log_lines import LogLine, parse_line
+from .qp_lines import QuotedPrintable
 from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
 from .report_analysis import RawReport, analyze, is_plumbing
@@ -87,6 +88,7 @@ class _Open:
     quote: int = 0                # its mail quoting depth
     cut: bool = False             # it is a header broken before its end
     traced: bool = False          # a frame or trace line was taken
+    seq: int = 0                  # how many reports were opened before it
     inline_head: bool = False     # only symbolizer copies of a header so far
     last_phys: int = 0            # its line number
     complete: bool = False        # the current call trace reached its end
@@ -110,10 +112,13 @@ class _Segmenter:
     held: dict[str, list[_Open]] = field(default_factory=dict)
     # Openers interrupted before their body (Group.body_after), per context.
     detached: dict[str, _Open] = field(default_factory=dict)
+    # a mail body stored quoted-printable: soft breaks joined, escapes decoded
+    qp: QuotedPrintable = field(default_factory=QuotedPrintable)
+    opened: int = 0               # reports opened so far
 
     @property
     def busy(self) -> bool:
-        return bool(self.open)
+        return bool(self.open) or self.qp.pending
 
     def _replayed(self, lineno: int) -> bool:
         """A header line the kernel is about to print again in full: the
@@ -126,6 +131,11 @@ class _Segmenter:
         return True
 
     def feed(self, lineno: int, raw: str) -> None:
+        logical = self.qp.feed(lineno, raw)
+        if logical is not None:
+            self._feed(*logical)
+
+    def _feed(self, lineno: int, raw: str) -> None:
         ll = parse_line(raw)
         text = ll.text
         if len(text) > MAX_KEPT_LINE:
@@ -195,6 +205,14 @@ class _Segmenter:
                 return
             if cur is not None:
                 self._close(cur, interrupted=True, hold=ctx == ll.caller)
+            elif (msg := self._message_apart(ctx, text, group, ll)) is not None:
+                # the message of the crash this header reports, printed in
+                # a neighbouring context: it moves here and takes the body
+                del self.open[msg.ctx]
+                msg.ctx, msg.merged = ctx, True
+                self.open[ctx] = msg
+                self._take(msg, lineno, text, ll, group)
+                return
             self._open(ctx, lineno, text, ll, group)
             return
         if cur is None:
@@ -247,11 +265,34 @@ class _Segmenter:
             return cur.phase == "header"
         return cur.prelude and not cur.merged and cur.phase == "header" and group.syz
 
+    def _message_apart(self, ctx: str, text: str, group: Group, ll: LogLine) -> _Open | None:
+        """The open message (a header-only report of a group whose joins
+        pattern this header matches: the usercopy message before "kernel
+        BUG at mm/usercopy.c") in a neighbouring context, when no report
+        was opened after it: unstamped where this line is stamped or the
+        other way round (a message pasted without its timestamp), or one
+        mail quoting depth apart (a reply that quotes the message and,
+        quoted deeper, the report it came with)."""
+        if ll.caller or not group.syz:
+            return None
+        for o in self.open.values():
+            if (o.seq != self.opened or o.phase != "header" or o.traced or not o.prelude
+                    or o.merged or not o.raw.lines or o.ctx.startswith(("T", "C"))):
+                continue
+            og = header_group(o.raw.lines[0])
+            if og is None or og.joins is None or not og.joins.search(text):
+                continue
+            if abs(o.ctx.count(">") - ll.quote) <= 1 and o.ctx != ctx:
+                return o
+        return None
+
     def _open(self, ctx: str, lineno: int, text: str, ll: LogLine, group: Group) -> None:
         raw = RawReport(self.file, lineno, lineno, [], stamped=ll.stamped or bool(ll.caller),
                         kernel=self.version, lkdtm_address=self.lkdtm_address,
                         secondary=self.died)
-        cur = _Open(ctx, raw, prelude=not group.syz, inline_head=bool(INLINE_COPY.search(text)))
+        self.opened += 1
+        cur = _Open(ctx, raw, prelude=not group.syz, inline_head=bool(INLINE_COPY.search(text)),
+                    seq=self.opened)
         self.open[ctx] = cur
         self._take(cur, lineno, text, ll, group)
 
@@ -337,6 +378,8 @@ class _Segmenter:
         self.closed.append(analyze(cur.raw))
 
     def close_all(self) -> None:
+        if (logical := self.qp.flush()) is not None:
+            self._feed(*logical)
         for cur in sorted(self.open.values(), key=lambda o: o.raw.line):
             self._close(cur)
         for ctx in list(self.detached):
@@ -460,12 +503,12 @@ def iter_stream(f: BinaryIO, name: str = "<input>", stats: ScanStats | None = No
     seg = _Segmenter(name)
 
     def binary_without_reports() -> bool:
-        return refuse_binary and stats.binary_start and not stats.reports and not seg.open
+        return refuse_binary and stats.binary_start and not stats.reports and not seg.busy
 
-    lines = candidate_lines(f, _TRIGGERS_B, lambda: bool(seg.open), stats,
+    lines = candidate_lines(f, _TRIGGERS_B, lambda: seg.busy, stats,
                             chunk_size or CHUNK, binary_without_reports, max_input)
     for lineno, raw in lines:
-        if not seg.open and not may_matter(raw):
+        if not seg.busy and not may_matter(raw):
             continue
         seg.feed(lineno, raw.decode("utf-8", "replace"))
         if seg.closed:

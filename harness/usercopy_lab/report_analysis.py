@@ -30,6 +30,7 @@ from .report_formats import (CALL_TRACE, CORRUPTED_LINES, EXCEPTION_PATH, FRAME_
                              REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
                              SKIP, STACK_START, STALL_ANCHORS, TO_USER, TRACE_END, TRACE_HEADING,
                              STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
+from .report_formats import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
 from .report_model import Report
 from .report_naming import make_signature, make_title, syz_normalize
 
@@ -440,6 +441,14 @@ def _usercopy(lines: list[str]) -> _Usercopy | None:
     return None
 
 
+def _cut_direction(lines: list[str]) -> str | None:
+    """The direction a usercopy message cut before its object still names."""
+    for text in lines[:12]:
+        if "attempt detected" in text and (m := CUT_DIRECTION.search(text[:MAX_TEXT])):
+            return m.group(1)
+    return None
+
+
 def _split_object(text: str) -> tuple[str, str | None]:
     """("SLUB object", "kmalloc-64") from "SLUB object 'kmalloc-64'".
 
@@ -496,7 +505,9 @@ def main_frames(lines: list[str]) -> list[Frame]:
 
 
 def _first_guilty(frames: list[str]) -> str | None:
-    return next((f for f in frames if not is_plumbing(f)), None)
+    # frames above the usercopy checks are the reporting path, not callers
+    start = next((i for i, f in enumerate(frames) if CHECK_FRAME.fullmatch(f)), 0)
+    return next((f for f in frames[start:] if not is_plumbing(f)), None)
 
 
 def _infer_direction(frames: list[str]) -> str | None:
@@ -596,7 +607,7 @@ def analyze(raw: RawReport) -> Report:
     if rep.kind.startswith("usercopy"):
         rep.guilty_frame = _first_guilty(rep.frames)
         if rep.direction is None:
-            rep.direction = _infer_direction(rep.frames)
+            rep.direction = _cut_direction(lines) or _infer_direction(rep.frames)
     elif syz.frame:
         rep.guilty_frame = strip_suffix(syz.frame)
     elif rep.kind == "warning" and d.warn_func and not is_plumbing(d.warn_func):
@@ -619,7 +630,8 @@ def analyze(raw: RawReport) -> Report:
     rep.signature = make_signature(rep)
     # Truncated: the report cannot say what it is.  Its header lost its
     # details (syzkaller: corrupted), its call trace was cut where other
-    # output goes on, a usercopy report lacks its message, or neither
+    # output goes on, a usercopy report lacks its message or a frame to
+    # blame (an empty "Call Trace:" is not a whole trace), or neither
     # syzkaller's reading nor ours finds a frame outside the reporting
     # machinery.  Where syzkaller finds no frame only because it does not
     # know the layout, ours count: a trace without any heading (riscv's
@@ -630,7 +642,8 @@ def analyze(raw: RawReport) -> Report:
             raw, rep.frames, d.rip, syz))
     else:
         rep.truncated = not rep.frames
-    if raw.cut or (rep.kind.startswith("usercopy") and uc is None):
+    if raw.cut or (rep.kind.startswith("usercopy") and (uc is None or not rep.guilty_frame)):
+        # a usercopy report says what it is by its message and its culprit
         rep.truncated = True
     return rep
 
@@ -641,7 +654,8 @@ def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
     skip = _skip_re(())
     good = [f for f in frames if not is_plumbing(f) and not skip.search(f)]
     if good and not any(CALL_TRACE.search(t) for t in lines) and (
-            raw.ended or (not raw.cut and any(ELISION.match(t) for t in lines))):
+            raw.ended or (not raw.cut and any(ELISION.match(t) or TRACE_ENDED.match(t)
+                                              for t in lines))):
         # a trace without a heading that ran to its end marker, or an
         # excerpt that marks what it left out ("...", "[...]")
         return True

@@ -678,7 +678,9 @@ TRACE_DONE = re.compile(r"(?:</TASK>|RIP: 00[23][3b]:|Code: )")
 ROOT_FRAME = re.compile(
     r"(?:entry_SYSCALL\w*|entry_SYSENTER\w*|entry_INT80\w*|ret_from_fork\w*|el0t_\w+|"
     r"el0_svc\w*|ret_fast_syscall|start_kernel|secondary_startup\w*|cpu_startup_entry|"
-    r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init)")
+    r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init|"
+    # ARC's trap entry (syscalls come in through it)
+    r"EV_Trap)")
 # Frames of the usercopy checks and copy helpers and of the reporting
 # machinery (dump_stack, WARN/BUG/panic, sanitizers, fault entry): never
 # the culprit of a usercopy report (the first frame after them is).
@@ -687,11 +689,14 @@ MACHINERY = re.compile(
     r"check_object_size|check_\w+_object|check_bogus_address|check_copy_size|"
     r"__might_fault|might_fault|__might_sleep|__virt_addr_valid|copyout|copyin|"
     r"_copy_\w+|__copy_\w+|raw_copy_\w+|\w*copy_to_user\w*|\w*copy_from_user\w*|"
-    r"\w*copy_to_iter\w*|\w*copy_from_iter\w*|copy_page_to_iter|copy_page_from_iter|"
+    # the iov_iter API (lib/iov_iter.c, include/linux/uio.h), not a
+    # subsystem's own helper that calls it (net/core's simple_copy_to_iter)
+    r"(?:_*|csum_and_|hash_and_)copy_(?:to|from)_iter\w*|copy_page_(?:to|from)_iter\w*|"
     r"copy_user_\w+|rep_movs_alternative|memdup_user\w*|strndup_user|strncpy_from_user|"
     # library wrappers that copy for their caller (lib/, include/linux/)
     r"_*kfifo_(?:to|from)_user\w*|kfifo_copy_(?:to|from)_user|user_regset_copy(?:in|out)\w*|"
     r"memcpy_(?:to|from)_msg|simple_read_from_buffer|simple_write_to_buffer|"
+    r"memcpy_(?:to|from)iovec\w*|"
     r"dump_stack\w*|__dump_stack|show_stack|show_trace_log_lvl|unwind_backtrace|"
     r"dump_backtrace|panic|__warn|"
     r"warn_slowpath\w*|__warn_printk|report_bug|handle_bug|exc_invalid_op|"
@@ -703,6 +708,17 @@ MACHINERY = re.compile(
     r"exc_page_fault|asm_exc_page_fault|__bad_area_nosemaphore|bad_area_nosemaphore|"
     r"exc_general_protection|asm_exc_general_protection|fixup_bug|"
     r"program_check_exception|program_check_common)")
+# A trace line that shows the report ran to its end: the end marker, or the
+# code dump that arm and arm64 print after the backtrace.
+TRACE_ENDED = re.compile(r"\s*(?:---\[ end trace|Code: )")
+# A usercopy message cut before its object still says which way the copy went.
+CUT_DIRECTION = re.compile(r"[Kk]ernel memory (exposure|overwrite) attempt detected")
+# The usercopy checks themselves: a frame printed above them in a trace is
+# the reporting path (or an unwinder's guess past a noreturn call, as ARC's
+# "memfd_fcntl+0x0" above usercopy_abort), never the culprit.
+CHECK_FRAME = re.compile(
+    r"(?:usercopy_(?:abort|warn)|__check_heap_object|check_heap_object|"
+    r"__check_object_size|check_object_size)")
 # Frames of the path that printed a report through an exception or panic:
 # a trace segment with one of them that ends at a kernel RIP line (or a
 # powerpc "--- interrupt:") is that path, and the real frames follow.
@@ -806,6 +822,11 @@ def may_matter(raw: bytes) -> bool:
 QUOTE_BEFORE = re.compile("[\"'`\u201c\u2018\u00ab]\\s*$")
 # kernel headers that do name a function without an offset
 MENTION_EXCEPT = ("BUG: KCSAN:",)
+# The shape the kernel always prints a header in: after other words on a
+# line, the header without it ("fix foo kernel BUG at mm/usercopy.c:102"
+# in a commit subject) was written about.  (BUG() always prints
+# "kernel BUG at FILE:LINE!".)
+PRINTED_SHAPE = {"kernel BUG": re.compile(r"kernel BUG(?! at )|kernel BUG at \S+:\d+!")}
 _IDENT = r"[A-Za-z_][\w.]*"
 MAX_TITLE = 200
 
@@ -833,6 +854,9 @@ TITLE_SHAPES = {
 def is_mention(text: str, pos: int, group: Group) -> bool:
     """Whether the header of group at text[pos:] was written about, not printed."""
     if pos and QUOTE_BEFORE.search(text, max(0, pos - 8), pos):
+        return True
+    printed = PRINTED_SHAPE.get(group.header)
+    if pos and printed is not None and text[:pos].strip() and not printed.match(text, pos):
         return True
     shape = TITLE_SHAPES.get(group.header)
     return (shape is not None and len(text) - pos <= MAX_TITLE
