@@ -274,8 +274,8 @@ def test_real_seeds_console_has_rds_tcp_incoming_apart_with_its_region():
 
 
 @pytest.mark.parametrize("old,new,message", [
-    ("cache mm_struct object_size=872 size=896 useroffset=304 usersize=368",
-     "cache mm_struct object_size=872 size=896 useroffset=296 usersize=368",
+    ("cache mm_struct object_size=880 size=896 useroffset=304 usersize=368",
+     "cache mm_struct object_size=880 size=896 useroffset=296 usersize=368",
      "mm_struct: region useroffset 296 usersize 368, the source declares useroffset 304 "
      "usersize 368"),
     ("cache rds_ib_incoming object_size=192 size=192 useroffset=144 usersize=16",
