@@ -59,6 +59,8 @@ help:
 	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make syzkaller-corpus SYZKALLER_CORPUS=dir  triage vs syzkaller's report corpus"
+	@echo "make corpora         fetch the triage corpora into build/corpora (needs github.com)"
+	@echo "make mail-corpus     triage titles vs syzbot's mails (build/corpora/mail)"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
 	@echo "make series          export cover letter + numbered patches, check git am"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
@@ -122,6 +124,18 @@ boot: initramfs
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
 	$(HARNESS) triage $(LOGS)
+
+# The triage corpora (syzkaller's report corpus, syzbot's mails from public
+# list mirrors) into build/corpora, where `make test` and `make bench` find
+# them; needs a network that reaches github.com (~2 GB of mirrors).
+.PHONY: corpora mail-corpus
+CORPORA ?= build/corpora
+corpora:
+	scripts/fetch-corpora.sh $(CORPORA)
+
+# Titles of the mail corpus against syzbot's subjects (docs/triage.md).
+mail-corpus:
+	$(PYTHON) scripts/mail-corpus.py score --show 20 $(CORPORA)/mail
 
 # Agreement with syzkaller's pkg/report/testdata/linux/report (a clone of
 # google/syzkaller; not part of this repository).
