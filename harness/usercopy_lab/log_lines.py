@@ -20,6 +20,7 @@ ends, control bytes and escapes removed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78cDEHM])")
@@ -156,7 +157,12 @@ def normalize(raw: str) -> str:
 _KERNEL_START = re.compile(r"^(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
 
-def program_lines(lines: list[str]) -> list[str]:
+def iter_program_lines(lines: Iterable[str]) -> Iterator[str]:
+    """program_lines() one at a time."""
+    return (line for _, line in iter_program_pairs(enumerate(lines, 1)))
+
+
+def iter_program_pairs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """The console as user space wrote it, for parsers of a guest program's
     own lines ("usercopy-lab-check: ...").
 
@@ -170,23 +176,28 @@ def program_lines(lines: list[str]) -> list[str]:
     the input (plus one if the console ends inside a cut line), in order, so
     the line numbers of what a parser finds stay close to the capture's.
     Only stamped records can be recognised (printk.time=1, as the lab boots).
+    Given and giving (line number, text): a cut line's parts keep its number.
     """
-    out: list[str] = []
-    head: str | None = None       # a program's line cut by a printk record
-    for raw in lines:
+    head: tuple[int, str] | None = None   # a program's line cut by a printk record
+    for num, raw in lines:
         line = raw.rstrip("\r\n")
         if head is not None:
             if _KERNEL_START.match(line):
-                out.append(line)
+                yield num, line
                 continue
-            line, head = head + line, None
+            (num, first), head = head, None
+            line = first + line
         m = None if _KERNEL_START.match(line) or _SYSLOG_KERNEL.match(line) \
             else _GLUED_STAMP.search(line, 1)
         if m:
-            out.append(line[m.start():])
-            head = line[:m.start()]
+            yield num, line[m.start():]
+            head = num, line[:m.start()]
         else:
-            out.append(line)
+            yield num, line
     if head is not None:
-        out.append(head)
-    return out
+        yield head
+
+
+def program_lines(lines: Iterable[str]) -> list[str]:
+    """iter_program_lines() as a list."""
+    return list(iter_program_lines(lines))

@@ -40,7 +40,7 @@ from typing import BinaryIO
 from .frames import parse_frame
 from .log_lines import LogLine, parse_line
 from .qp_lines import QuotedPrintable
-from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_LINE, LogFormatError, ScanStats,
+from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
 from .report_analysis import RawReport, analyze, is_plumbing
 from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
@@ -474,8 +474,13 @@ def _pieces(raw: str) -> Iterator[str]:
 
 def iter_reports(lines: Iterable[str], file: str = "<input>") -> Iterator[Report]:
     """Reports in lines (text, with or without line ends), in order."""
+    return iter_numbered(enumerate(lines, 1), file)
+
+
+def iter_numbered(lines: Iterable[tuple[int, str]], file: str = "<input>") -> Iterator[Report]:
+    """Reports in (line number, text) pairs (log_reader.iter_lines), in order."""
     seg = _Segmenter(file)
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in lines:
         for raw in _pieces(line):
             if not seg.busy and not any(t in raw for t in TRIGGERS):
                 continue
@@ -487,37 +492,45 @@ def iter_reports(lines: Iterable[str], file: str = "<input>") -> Iterator[Report
 
 
 def iter_stream(f: BinaryIO, name: str = "<input>", stats: ScanStats | None = None,
-                chunk_size: int | None = None) -> Iterator[Report]:
+                chunk_size: int | None = None, max_input: int = MAX_INPUT,
+                refuse_binary: bool = True) -> Iterator[Report]:
     """Reports of a binary stream.  Raises LogFormatError when the input
-    is binary data without any report, or when decompression is refused."""
+    is binary data without any report (after its first chunk when that
+    opened none: /dev/zero ends at once; not if refuse_binary is False, as
+    for a console whose garbage is itself the finding), or when
+    decompression is refused."""
     stats = stats if stats is not None else ScanStats()
     seg = _Segmenter(name)
-    found = 0
+
+    def binary_without_reports() -> bool:
+        return refuse_binary and stats.binary_start and not stats.reports and not seg.busy
+
     lines = candidate_lines(f, _TRIGGERS_B, lambda: seg.busy, stats,
-                            chunk_size or CHUNK)
+                            chunk_size or CHUNK, binary_without_reports, max_input)
     for lineno, raw in lines:
         if not seg.busy and not may_matter(raw):
             continue
         seg.feed(lineno, raw.decode("utf-8", "replace"))
         if seg.closed:
             for rep in seg.ready():
-                found += 1
+                stats.reports += 1
                 yield rep
     seg.close_all()
     for rep in seg.ready():
-        found += 1
+        stats.reports += 1
         yield rep
-    if stats.binary_start and not found:
+    if binary_without_reports():
         raise LogFormatError("binary data, not a text log")
 
 
 def iter_file(path: str | Path, stats: ScanStats | None = None, name: str | None = None,
               max_decompressed: int = MAX_DECOMPRESSED,
-              chunk_size: int | None = None) -> Iterator[Report]:
+              chunk_size: int | None = None, max_input: int = MAX_INPUT) -> Iterator[Report]:
     """Reports of one log file (plain, .gz, .xz, .bz2), streaming; raises
     LogFormatError on binary input and OSError when it cannot be read."""
     with open_log(path, max_decompressed) as f:
-        yield from iter_stream(f, name if name is not None else str(path), stats, chunk_size)
+        yield from iter_stream(f, name if name is not None else str(path), stats, chunk_size,
+                               max_input)
 
 
 def parse_file(path: str | Path) -> list[Report]:

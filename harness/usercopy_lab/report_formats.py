@@ -733,12 +733,14 @@ TO_USER = re.compile(r"\w*(?:copy_to_user|copyout|copy_to_iter|put_cmsg|copy_pag
 FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user|copy_page_from_iter)\w*")
 # Where the report's own trace starts and, once it has frames, ends (the
 # end of the task stack, the alloc/free stacks, the panic, a blank line);
-# a powerpc exception frame inside it.
+# a powerpc exception frame inside it.  (TRACE_END's blank line is the
+# `$` after the leading `\s*`: a second `\s*` there was quadratic in the
+# leading spaces.)
 TRACE_HEADING = re.compile(r"\s*(?:Call [Tt]race:|Backtrace:)")
 TRACE_END = re.compile(
     r"\s*(?:---\[ end|</TASK>|(?i:allocated by task|freed by task)|The buggy address|"
     r"Memory state around|Last Breaking-Event-Address|Kernel panic - not syncing|"
-    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|\s*$)")
+    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|$)")
 INTERRUPT = re.compile(r"\s*--- interrupt: ")
 
 # A line a symbolizer added for an inlined function (syz-symbolize, as in
