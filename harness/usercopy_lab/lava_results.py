@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from .lava_checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
-from .lava_jobs import REPO, Job, console_from_lava_log, find_job, log_entries
+from .lava_jobs import LOADER, REPO, Job, console_from_lava_log, find_job, log_entries
 from .result_formats import read_junit_verdicts
 from .results_report import print_table, write_json
 from .suite import Suite, SuiteError, load_suites, pick
@@ -134,8 +134,12 @@ class Server:
 FINISHED = "Finished"
 
 
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def wait_for(server: Server, ids: list[str], timeout: float, poll: float = 10.0,
-             progress=print) -> dict[str, dict[str, Any]]:
+             progress=_progress) -> dict[str, dict[str, Any]]:
     """Each job's record once every one is Finished (or the timeout passed)."""
     deadline = time.monotonic() + timeout
     jobs: dict[str, dict[str, Any]] = {}
@@ -171,8 +175,8 @@ def fetch(server: Server, ids: list[str], suites: dict[str, Suite], out: Path | 
     jobs = wait_for(server, ids, timeout)
     results = []
     for job_id in ids:
-        meta = json.loads(server.get(f"jobs/{job_id}/metadata/"))["metadata"]
-        meta = _flat(meta)
+        definition = yaml.load(jobs[job_id].get("definition") or "{}", Loader=LOADER)
+        meta = _flat(definition.get("metadata") if isinstance(definition, dict) else None)
         name = meta.get("usercopy-lab.trigger") or meta.get("usercopy-lab.check")
         if not name or "usercopy-lab.suite" not in meta:
             raise SuiteError(f"LAVA job {job_id} is not one of ours (metadata {meta})")
@@ -193,7 +197,7 @@ def fetch(server: Server, ids: list[str], suites: dict[str, Suite], out: Path | 
 
 
 def _flat(meta: Any) -> dict[str, str]:
-    """Job metadata as the API returns it: a mapping, or a list of one-item ones."""
+    """A job definition's metadata: a mapping (or a list of one-item ones)."""
     if isinstance(meta, dict):
         return {str(k): str(v) for k, v in meta.items()}
     out: dict[str, str] = {}
