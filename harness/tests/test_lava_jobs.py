@@ -1,7 +1,7 @@
 """LAVA job definitions, lava-common's schema, and LAVA's log back to a console.
 
-testdata/lava/ holds the log lava-run (lava-dispatcher 2023.01, Debian 12)
-wrote for one job of this lab; its README says how it was made.
+testdata/lava/ holds logs LAVA (lava-dispatcher 2023.01, Debian 12) wrote
+for jobs of this lab; its README says how they were made.
 """
 from __future__ import annotations
 
@@ -117,10 +117,15 @@ def test_device_dictionary_follows_the_job_context():
 # ------------------------------------------------------- LAVA's log back
 
 def test_lava_log_back_to_a_console_that_matches_its_golden_file(tmp_path):
-    text = (TESTDATA / "lava" / "USERCOPY_SLAB_SIZE_TO.lava.yaml").read_text()
+    # a server's log ("- {...}" lines), fetched through the REST API
+    text = (TESTDATA / "lava" / "default--USERCOPY_SLAB_SIZE_TO.lava.yaml").read_text()
     console = console_from_lava_log(text)
     assert "USERCOPY-LAB-END trigger=USERCOPY_SLAB_SIZE_TO outcome=killed signal=11" in console
     assert '"lvl"' not in console and "Job finished correctly" not in console
+    # lava-run's own log ("{...}" lines on its stderr)
+    local = (TESTDATA / "lava" / "default--USERCOPY_SLAB_SIZE_TO"
+             "--kernel-with-relative-source-paths.lava.yaml").read_text()
+    assert "kernel BUG at ../linux-source-6.1/mm/usercopy.c:131!" in console_from_lava_log(local)
     log = tmp_path / "USERCOPY_SLAB_SIZE_TO.log"
     log.write_text(console)
     golden = SUITES["default"].golden()["USERCOPY_SLAB_SIZE_TO"]

@@ -78,6 +78,7 @@ teardown() {
 	# removes that at the end of a job; a killed job may leave it behind.
 	rm -rf /var/lib/lava/dispatcher/tmp/"$prefix"*
 	cp -r "$farm/log" "$out/farm-logs" 2>/dev/null
+	say "the farm's folder held $(du -sh "$farm" 2>/dev/null | cut -f1) at the end"
 	if [ -n "${FARM_KEEP:-}" ]; then
 		say "kept $farm (FARM_KEEP)"
 	else
@@ -154,11 +155,12 @@ admin_token=$(secret)
 	--secret "$admin_token" --description "usercopy-lab farm") > "$farm/log/users.log" 2>&1
 (cd "$farm" && exec setpriv --reuid=lavaserver --regid=lavaserver --init-groups -- \
 	gunicorn3 lava_server.wsgi \
-	--bind "127.0.0.1:$web_port" --workers 2 --timeout 120 \
-	--log-file "$farm/log/gunicorn.log") &
+	--bind "127.0.0.1:$web_port" --workers 4 --timeout 300 \
+	--log-file "$farm/log/gunicorn.log" > "$farm/log/gunicorn.out" 2>&1) &
 pids+=($!)
 (cd "$farm" && exec setpriv --reuid=lavaserver --regid=lavaserver --init-groups -- \
-	lava-server manage lava-scheduler --level DEBUG --log-file "$farm/log/lava-scheduler.log") &
+	lava-server manage lava-scheduler --level DEBUG --log-file "$farm/log/lava-scheduler.log" \
+	> "$farm/log/lava-scheduler.out" 2>&1) &
 pids+=($!)
 url="http://127.0.0.1:$web_port"
 wait_for "lava-server at $url" curl -sf "$url/api/v0.2/system/version/"
@@ -178,8 +180,15 @@ files="http://127.0.0.1:$http_port"
 wait_for "the HTTP server" curl -sfI "$files/initramfs.cpio"
 
 # ---------------------------------------------------------------- farm setup
-export LAVACLI_URI="http://admin:$admin_token@127.0.0.1:$web_port/RPC2"
-lavacli() { command lavacli --uri "$LAVACLI_URI" "$@"; }
+# lavacli's identity in a config of its own (lavacli reads
+# $XDG_CONFIG_HOME/lavacli.yaml): the server's address, the admin's token,
+# and a timeout longer than lavacli's 20 s, which a loaded 2-core machine
+# exceeds when it validates a job.
+mkdir -p "$farm/config"
+printf 'farm:\n  uri: http://127.0.0.1:%s/RPC2\n  username: admin\n  token: %s\n  timeout: 300\n' \
+	"$web_port" "$admin_token" > "$farm/config/lavacli.yaml"
+chmod 600 "$farm/config/lavacli.yaml"
+lavacli() { XDG_CONFIG_HOME="$farm/config" command lavacli -i farm "$@"; }
 # api PATH FIELD: a field of a REST API answer (as the admin: a worker's token).
 api() {
 	curl -sf -H "Authorization: Token $admin_token" "$url/api/v0.2/$1" |
@@ -200,7 +209,8 @@ for w in $(seq "$workers"); do
 	token=$(api "workers/$name/" token)
 	mkdir -p "$farm/$name"
 	lava-worker --name "$name" --url "$url/" --token "$token" --worker-dir "$farm/$name" \
-		--ping-interval 2 --level INFO --log-file "$farm/log/$name.log" &
+		--ping-interval 2 --level INFO --log-file "$farm/log/$name.log" \
+		> "$farm/log/$name.out" 2>&1 &
 	pids+=($!)
 done
 online() { [ "$(api "workers/$1/" state)" = Online ]; }
@@ -213,7 +223,12 @@ args=(--kernels "$files/build" --initramfs "$files/initramfs.cpio")
 "$py" -m usercopy_lab.lava_jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
 jobs=("$out/jobs/$suite"/*.yaml)
 submitted=$SECONDS
-lavacli jobs submit "${jobs[@]}" > "$out/job-ids.txt"
+: > "$out/job-ids.txt"
+for job in "${jobs[@]}"; do
+	id=$(lavacli jobs submit "$job") && [[ $id =~ ^[0-9]+$ ]] ||
+		die "lavacli could not submit $job: $id"
+	echo "$id" >> "$out/job-ids.txt"
+done
 say "submitted ${#jobs[@]} jobs with lavacli ($(head -1 "$out/job-ids.txt")..$(tail -1 "$out/job-ids.txt"))"
 status=0
 "$py" -m usercopy_lab.lava_results fetch --server "$url" --token "$admin_token" \
