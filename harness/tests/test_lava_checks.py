@@ -166,6 +166,20 @@ def after_ready(console: str) -> str:
     return console[console.index("USERCOPY-LAB-READY") + len("USERCOPY-LAB-READY"):]
 
 
+def test_forbidden_lines_never_keep_a_job_from_its_end_marker():
+    """A check program that prints more FAIL lines than there are cases:
+    each case they fail consumes one, but outcome waits for END, so LAVA
+    keeps the whole console (found on the nosplit kernel: three FAIL lines
+    of check-usersized-caches ended the job before END)."""
+    console = after_ready(text(TESTDATA / "console-series/default/check-usersized-caches.log"))
+    start = console.index("\n", console.index("USERCOPY-LAB-START")) + 1
+    fails = "".join(f"usercopy-lab-check: FAIL: cache {i} missing\r\n" for i in range(6))
+    job = jobs("default")["check-usersized-caches"]
+    r = replay(job.plan, console[:start] + fails + console[start:])
+    assert r.health == COMPLETE and r.records[-1].text.startswith("USERCOPY-LAB-END")
+    assert r.verdict(job.plan).verdict == "FAIL"
+
+
 def test_outcome_is_recorded_only_from_a_whole_line():
     """The old monitor took `outcome=kil` for a result when the rest of the
     line had not arrived yet; every step waits for the newline."""

@@ -38,9 +38,13 @@ console (the next report, the END marker) are zero-width lookaheads,
 left for the steps after it.  A line of the step's own kind that says
 something else (another usercopy line, another bug site or RIP) fails it
 and is consumed, so the steps after it read the rest of the report.
-Every step fails on a forbidden LKDTM line (FAIL: unless the golden
-expects one, XFAIL: unless its outcome is xfail, its lkdtm-absent lines)
-seen while it waits, and consumes it.
+Every step but `outcome` fails on a forbidden LKDTM line (FAIL: unless
+the golden expects one, XFAIL: unless its outcome is xfail, its
+lkdtm-absent lines; a check program's FAIL: line) seen while it waits, and
+consumes it; `outcome` is decided by the END marker alone, so a job always
+reads its console up to END.  Where a step ends with a report or END
+missing its line, the failure looks ahead from where the step started
+and consumes nothing.
 
 A step that no pattern decides (the guest hung) runs into the job's
 timeout; init refusing the trigger, a kernel without LKDTM and a guest
@@ -191,14 +195,16 @@ class _Builder:
         return out
 
     def add(self, name: str, means: str, success: str, *failures: str,
-            carries: str = "") -> None:
+            carries: str = "", forbidden: bool = True) -> None:
         """A step; at one position a failure listed first wins: the guest
-        giving up, then the step's own failures, then forbidden lines."""
+        giving up, then the step's own failures, then (unless forbidden is
+        False) the forbidden lines."""
         if carries and carries == self.carrier[0]:
             means += f"; carries tests.txt's {self.carrier[1]!r}"
         common = self.common()
         self.steps.append(Step(name, means, (success,), tuple(common[:2])
-                               + tuple(Failure(f) for f in failures) + tuple(common[2:])))
+                               + tuple(Failure(f) for f in failures)
+                               + (tuple(common[2:]) if forbidden else ())))
 
 
 def _other_line(kind: str, expected: str) -> str:
@@ -206,6 +212,14 @@ def _other_line(kind: str, expected: str) -> str:
     is not the expected one: the step fails and consumes it, so that the
     steps after it read the rest of the report."""
     return f"{kind}(?!{REST}{expected}){REST}{NL}"
+
+
+def _none_before(body: str, name: str) -> str:
+    """Zero-width where the step's part of the console starts: a report
+    starts, or the END marker comes, with no line carrying body before it.
+    Nothing is consumed, so the steps after it still read those lines (an
+    LKDTM line missing does not take the next one with it)."""
+    return f"\\A(?=(?:(?!{REST}{body})[^\\n]*\\n)*?(?:{OPENER}|{_end(name)}))"
 
 
 def _end(name: str) -> str:
@@ -354,7 +368,7 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
     b.carrier = (carrier, expected_text)
     for i, text in enumerate(golden.lkdtm_before, 1):
         b.add(f"lkdtm-before-{i}", f"lkdtm-before: {text}", _line(lkdtm_line(text)),
-              f"(?={OPENER})", _end(name), carries=f"lkdtm-before:{text}")
+              _none_before(lkdtm_line(text), name), carries=f"lkdtm-before:{text}")
     n_expect = 0
     for j, exp in enumerate(golden.reports):
         for text in before_report[j]:
@@ -366,7 +380,8 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
         _expect_step(b, n_expect, text, name)
     if check and golden.outcome == "returned":
         b.add("check-pass", f"a '{CHECK_PREFIX}PASS:' line",
-              _line(re.escape(CHECK_PREFIX + "PASS:")), f"(?={OPENER})", _end(name))
+              _line(re.escape(CHECK_PREFIX + "PASS:")),
+              _none_before(re.escape(CHECK_PREFIX + "PASS:"), name))
     if expected_text and carrier is None and golden.outcome in ("killed", "returned"):
         ere = ere_to_python(expected_text)
         if ere is None:
@@ -392,7 +407,7 @@ def _start(b: _Builder) -> None:
 
 def _expect_step(b: _Builder, n: int, text: str, name: str) -> None:
     b.add(f"lkdtm-expect-{n}", f"lkdtm-expect: {text}", _line(lkdtm_line(text)),
-          f"(?={OPENER})", _end(name), carries=f"lkdtm-expect:{text}")
+          _none_before(lkdtm_line(text), name), carries=f"lkdtm-expect:{text}")
 
 
 def _report_steps(b: _Builder, j: int, exp: ExpectedReport, name: str) -> None:
@@ -436,7 +451,9 @@ def _outcome_step(b: _Builder, outcome: str, name: str, check: bool) -> None:
     }[outcome]
     means = f"outcome {outcome}" + (" (status 0)" if check and outcome == "returned" else "")
     success = f"{end}{want}{NL}"
-    b.add("outcome", means, success, _ahead(end) + f"(?!{REST}{success})")
+    # Only the END marker decides it: the job reads the console up to END
+    # whatever came before (a forbidden line failed an earlier case).
+    b.add("outcome", means, success, _ahead(end) + f"(?!{REST}{success})", forbidden=False)
 
 
 def _carrier(golden: Golden, expected_text: str | None) -> str | None:
