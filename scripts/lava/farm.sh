@@ -14,10 +14,14 @@
 # Nothing is loaded into this machine's kernel: the jobs' qemu device runs
 # QEMU under TCG (job context no_kvm: no -enable-kvm, no /dev/kvm) with
 # user-mode networking (-net user: no tap device, no bridge).  Every
-# process runs from this script and is stopped by it; every file it makes
-# is under one folder it removes (FARM_KEEP=1 keeps it, for a post-mortem),
-# except the run's results in RESULTS/lava-farm-SUITE-TIME/ and what the
-# Debian packages leave: see docs/lava.md.  Needs root (lava-run refuses
+# process runs from this script and is stopped by it (tear-down on any
+# exit, Ctrl-C and SIGTERM included); every file it makes is under one
+# folder it removes (FARM_KEEP=1 keeps it, for a post-mortem), except the
+# run's results in RESULTS/lava-farm-SUITE-TIME/, the workers' dispatcher
+# configs lava-server 2023.01 can only keep in /etc/lava-server/
+# dispatcher.d/NAME/ (removed at tear-down) and what the Debian packages
+# leave: see docs/lava.md.  A farm killed with SIGKILL cannot tear itself
+# down: the next run stops what it left running and removes its files.  Needs root (lava-run refuses
 # otherwise) and the packages lava-server, lava-dispatcher, lavacli and
 # postgresql (installed if missing, maintainer scripts kept from loading
 # kernel modules: scripts/lava/apt-install.sh).
@@ -54,32 +58,76 @@ fi
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$pgbin/initdb" ] || die "no PostgreSQL server binaries under /usr/lib/postgresql"
 
+# shellcheck source=scripts/lava/procs.sh
+. "$lab/scripts/lava/procs.sh"
+dispatcher_d=/etc/lava-server/dispatcher.d
+lava_tmp=/var/lib/lava/dispatcher/tmp
+
+# reap DIR [OWNER]: stop and remove what the farm in DIR started and wrote:
+# its PostgreSQL, the daemons it recorded (if still the same processes) and
+# everything they started, any process naming DIR or the farm's download
+# folders (lava-run and QEMU, whose worker may be gone), its workers'
+# dispatcher configs and download folders.  OWNER: the farm's script, when
+# it is this one (its descendants go too).  DIR itself is left to the caller.
+reap() {
+	local dir=$1 owner=${2:-} prefix="" pid start name roots=() victims=()
+	[ ! -f "$dir/prefix" ] || prefix=$(cat "$dir/prefix")
+	if [ -f "$dir/pg/postmaster.pid" ]; then
+		runuser -u postgres -- timeout 60 "$pgbin/pg_ctl" -D "$dir/pg" -m fast -w stop \
+			>/dev/null 2>&1 || true
+	fi
+	if [ -f "$dir/pids" ]; then
+		while read -r pid start; do
+			[ "$(proc_start "$pid")" != "$start" ] || roots+=("$pid")
+		done < "$dir/pids"
+	fi
+	mapfile -t victims < <(run_pids "${roots[*]} $owner" \
+		"$dir/"$'\n'"${prefix:+$lava_tmp/$prefix}")
+	stop_pids "${roots[@]}" "${victims[@]}"
+	if [ -f "$dir/workers" ]; then
+		while read -r name; do
+			[ -z "$name" ] || rm -rf "${dispatcher_d:?}/$name"
+		done < "$dir/workers"
+	fi
+	[ -z "$prefix" ] || rm -rf "${lava_tmp:?}/$prefix"*
+}
+
+# A farm killed before its tear-down (SIGKILL, a crash) left its folder:
+# its owner is gone (or, from before owners were recorded, the folder is
+# older than a minute); one kept with FARM_KEEP is only a post-mortem.
+for old in /tmp/usercopy-lab-farm.*; do
+	[ -d "$old" ] && [ ! -e "$old/kept" ] || continue
+	if [ -f "$old/owner" ]; then
+		read -r pid start < "$old/owner"
+		[ "$(proc_start "$pid")" != "$start" ] || continue
+	elif [ $(($(date +%s) - $(stat -c %Y "$old"))) -lt 60 ]; then
+		continue
+	fi
+	say "$old: left by a farm that did not tear down; stopping and removing what it left"
+	reap "$old"
+	rm -rf "$old"
+done
+
 mkdir -p "$results"
 out=$(realpath "$results")/lava-farm-$suite${other:+-on-other-kernel}-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 farm=$(mktemp -d /tmp/usercopy-lab-farm.XXXXXX)
+echo "$$ $(proc_start $$)" > "$farm/owner"
 chmod 755 "$farm"
 prefix="usercopy-lab-farm-$$-"
-pids=()
+echo "$prefix" > "$farm/prefix"
 
 # ---------------------------------------------------------------- tear-down
 teardown() {
 	local rc=$?
 	set +e
+	trap - INT TERM
 	say "tearing down"
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-	for pid in "${pids[@]}"; do
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-		kill -9 "$pid" 2>/dev/null
-	done
-	[ ! -d "$farm/pg" ] || runuser -u postgres -- "$pgbin/pg_ctl" -D "$farm/pg" -m fast \
-		-w stop >/dev/null 2>&1
-	# lava-run downloads into /var/lib/lava/dispatcher/tmp/<prefix><job> and
-	# removes that at the end of a job; a killed job may leave it behind.
-	rm -rf /var/lib/lava/dispatcher/tmp/"$prefix"*
+	reap "$farm" $$
 	cp -r "$farm/log" "$out/farm-logs" 2>/dev/null
 	say "the farm's folder held $(du -sh "$farm" 2>/dev/null | cut -f1) at the end"
 	if [ -n "${FARM_KEEP:-}" ]; then
+		touch "$farm/kept"
 		say "kept $farm (FARM_KEEP)"
 	else
 		rm -rf "$farm"
@@ -90,13 +138,16 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
+# record PID: a daemon of the farm, with its start time (see reap).
+record() { echo "$1 $(proc_start "$1")" >> "$farm/pids"; }
+
 free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 secret() { "$py" -c 'import secrets; print(secrets.token_hex(20))'; }
 # wait_for WHAT CMD...: poll until CMD succeeds (60 s).
 wait_for() {
-	local what=$1 i
+	local what=$1 _
 	shift
-	for i in $(seq 120); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+	for _ in $(seq 120); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
 	die "$what did not come up (logs: $farm/log)"
 }
 
@@ -115,7 +166,6 @@ runuser -u postgres -- "$pgbin/initdb" -D "$farm/pg" --auth-local=peer \
 runuser -u postgres -- "$pgbin/pg_ctl" -D "$farm/pg" -l "$farm/log/postgresql.log" -w \
 	-o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$farm/pgsock" \
 	start > /dev/null
-pids+=("$(head -1 "$farm/pg/postmaster.pid")")
 runuser -u postgres -- psql -q -h "$farm/pgsock" -p "$pg_port" -d postgres -v ON_ERROR_STOP=1 \
 	-c "CREATE ROLE lavaserver LOGIN PASSWORD '$db_pass'" \
 	-c "CREATE DATABASE lavaserver OWNER lavaserver ENCODING 'UTF8' TEMPLATE template0"
@@ -141,27 +191,26 @@ print(base64.b64encode(json.dumps({
 }).encode()).decode())
 EOF
 )
-export LAVA_JSON_SETTINGS=$settings SECRET_KEY=$(secret) DJANGO_SETTINGS_MODULE=lava_server.settings.prod
+secret_key=$(secret)
+export LAVA_JSON_SETTINGS=$settings SECRET_KEY=$secret_key DJANGO_SETTINGS_MODULE=lava_server.settings.prod
 (umask 022; mkdir -p "$farm/server"/{devices,device-types,health-checks,dispatcher.d,media})
 chown -R lavaserver:lavaserver "$farm/server"
-# setpriv execs the command itself: the pid kept is the daemon's own.
-as_lava() { setpriv --reuid=lavaserver --regid=lavaserver --init-groups -- "$@"; }
+# As the lavaserver user, in the farm's folder; env and setpriv exec the
+# command itself, so the pid kept is the daemon's own.
+as_lava() { env -C "$farm" setpriv --reuid=lavaserver --regid=lavaserver --init-groups -- "$@"; }
 say "lava-server: database migrations"
-(cd "$farm" && as_lava lava-server manage migrate --noinput > "$farm/log/migrate.log" 2>&1) ||
+waited as_lava lava-server manage migrate --noinput > "$farm/log/migrate.log" 2>&1 ||
 	die "lava-server manage migrate failed (see $farm/log/migrate.log)"
 admin_token=$(secret)
-(cd "$farm" && as_lava lava-server manage users add admin --superuser --staff \
-	--passwd "$(secret)" && as_lava lava-server manage tokens add --user admin \
-	--secret "$admin_token" --description "usercopy-lab farm") > "$farm/log/users.log" 2>&1
-(cd "$farm" && exec setpriv --reuid=lavaserver --regid=lavaserver --init-groups -- \
-	gunicorn3 lava_server.wsgi \
-	--bind "127.0.0.1:$web_port" --workers 4 --timeout 300 \
-	--log-file "$farm/log/gunicorn.log" > "$farm/log/gunicorn.out" 2>&1) &
-pids+=($!)
-(cd "$farm" && exec setpriv --reuid=lavaserver --regid=lavaserver --init-groups -- \
-	lava-server manage lava-scheduler --level DEBUG --log-file "$farm/log/lava-scheduler.log" \
-	> "$farm/log/lava-scheduler.out" 2>&1) &
-pids+=($!)
+{ as_lava lava-server manage users add admin --superuser --staff --passwd "$(secret)" &&
+	as_lava lava-server manage tokens add --user admin --secret "$admin_token" \
+	--description "usercopy-lab farm"; } > "$farm/log/users.log" 2>&1
+as_lava gunicorn3 lava_server.wsgi --bind "127.0.0.1:$web_port" --workers 4 --timeout 300 \
+	--log-file "$farm/log/gunicorn.log" > "$farm/log/gunicorn.out" 2>&1 &
+record $!
+as_lava lava-server manage lava-scheduler --level DEBUG \
+	--log-file "$farm/log/lava-scheduler.log" > "$farm/log/lava-scheduler.out" 2>&1 &
+record $!
 url="http://127.0.0.1:$web_port"
 wait_for "lava-server at $url" curl -sf "$url/api/v0.2/system/version/"
 say "lava-server $(curl -s "$url/api/v0.2/system/version/") at $url (PostgreSQL at 127.0.0.1:$pg_port)"
@@ -173,9 +222,9 @@ http_port=$(free_port)
 ln -s "$build" "$farm/www/build"
 ln -s "$initramfs" "$farm/www/initramfs.cpio"
 [ -z "$other" ] || ln -s "$other" "$farm/www/other-bzImage"
-(cd "$farm/www" && exec "$py" -m http.server --bind 127.0.0.1 "$http_port" \
-	> "$farm/log/http.log" 2>&1) &
-pids+=($!)
+env -C "$farm/www" "$py" -m http.server --bind 127.0.0.1 "$http_port" \
+	> "$farm/log/http.log" 2>&1 &
+record $!
 files="http://127.0.0.1:$http_port"
 wait_for "the HTTP server" curl -sfI "$files/initramfs.cpio"
 
@@ -199,8 +248,14 @@ lavacli device-types add qemu
 # prefix: where this run's jobs download to under /var/lib/lava/dispatcher/tmp.
 printf 'dispatcher_ip: 127.0.0.1\nprefix: %s\n' "$prefix" > "$farm/dispatcher.yaml"
 printf "{%% extends 'qemu.jinja2' %%}\n" > "$farm/qemu.jinja2"
+names=()
 for w in $(seq "$workers"); do
-	name=worker-$w
+	# The worker's dispatcher config goes to $dispatcher_d/NAME/ (lava-server
+	# 2023.01 has that path built in): a name of this run's, removed at the end.
+	name=lab-$$-worker-$w
+	[ ! -e "$dispatcher_d/$name" ] || die "$dispatcher_d/$name exists: not this farm's"
+	echo "$name" >> "$farm/workers"
+	names+=("$name")
 	lavacli workers add "$name" --description "usercopy-lab farm on 127.0.0.1"
 	lavacli workers config set "$name" "$farm/dispatcher.yaml"
 	lavacli devices add --type qemu --worker "$name" "qemu-0$w"
@@ -211,10 +266,10 @@ for w in $(seq "$workers"); do
 	lava-worker --name "$name" --url "$url/" --token "$token" --worker-dir "$farm/$name" \
 		--ping-interval 2 --level INFO --log-file "$farm/log/$name.log" \
 		> "$farm/log/$name.out" 2>&1 &
-	pids+=($!)
+	record $!
 done
 online() { [ "$(api "workers/$1/" state)" = Online ]; }
-for w in $(seq "$workers"); do wait_for "worker-$w" online "worker-$w"; done
+for name in "${names[@]}"; do wait_for "$name" online "$name"; done
 say "$workers workers online, one qemu device each"
 
 # ---------------------------------------------------------------- the suite
@@ -231,7 +286,7 @@ for job in "${jobs[@]}"; do
 done
 say "submitted ${#jobs[@]} jobs with lavacli ($(head -1 "$out/job-ids.txt")..$(tail -1 "$out/job-ids.txt"))"
 status=0
-"$py" -m usercopy_lab.lava_results fetch --server "$url" --token "$admin_token" \
+waited "$py" -m usercopy_lab.lava_results fetch --server "$url" --token "$admin_token" \
 	--jobs "$out/job-ids.txt" --out "$out" --json "$out/lava-results.json" \
 	> "$out/lava-table.txt" 2> >(tee "$out/fetch.log" >&2) || status=$?
 [ "$status" -le 1 ] || { cat "$out/fetch.log" >&2; die "could not fetch the results"; }
@@ -245,7 +300,7 @@ if [ -z "$other" ]; then
 		run=$(realpath "$OURS")
 	else
 		rc=0
-		"$lab/usercopy-lab" run --suite "$suite" --accel tcg --build-dir "$build" \
+		waited "$lab/usercopy-lab" run --suite "$suite" --accel tcg --build-dir "$build" \
 			--initramfs "$initramfs" --results "$results" > "$out/ours.txt" || rc=$?
 		[ "$rc" -le 1 ] || die "our runner could not run suite $suite (exit $rc)"
 		run=$(realpath "$results/latest")

@@ -22,7 +22,11 @@
 # Everything lands in RUN_DIR/lava-SUITE/ (our run) or
 # RESULTS/lava-SUITE-on-KERNELNAME-TIME/ (another kernel): jobs/, logs/,
 # consoles/, lava-table.txt, lava-results.json, match.txt, match-junit.xml,
-# compare.txt, timing.txt.  Exit 0 only when every verdict agrees.
+# compare.txt, timing.txt.  Exit 0 only when every verdict agrees.  On any
+# exit (Ctrl-C and SIGTERM included) every process it started is stopped
+# and lava-run's download folders of this run are removed
+# (/var/lib/lava/dispatcher/tmp/usercopy-lab-PID-N/: lava-run removes its
+# own at the end of a job, a killed lava-run does not).
 set -euo pipefail
 
 [ $# -eq 4 ] || [ $# -eq 5 ] ||
@@ -36,6 +40,26 @@ lab=$(cd "$(dirname "$0")/../.." && pwd)
 export PYTHONPATH="$lab/harness${PYTHONPATH:+:$PYTHONPATH}"
 py=${PYTHON:-/usr/bin/python3}
 parallel=${LAVA_PARALLEL:-1}
+# shellcheck source=scripts/lava/procs.sh
+. "$lab/scripts/lava/procs.sh"
+lava_tmp=/var/lib/lava/dispatcher/tmp
+# lava-run's job ids (and so its download folders): usercopy-lab-RUN-N.
+run_id=$$
+out=
+
+# On any exit: this run's lava-run and QEMU stopped, their downloads gone.
+cleanup() {
+	local rc=$? victims=() patterns="$lava_tmp/usercopy-lab-$run_id-"
+	set +e
+	trap - INT TERM
+	[ -z "$out" ] || patterns+=$'\n'"$out/"
+	mapfile -t victims < <(run_pids $$ "$patterns")
+	stop_pids "${victims[@]}"
+	rm -rf "$lava_tmp/usercopy-lab-$run_id-"*
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 die() { echo "lava-run-suite: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "lava-run must run as root"
@@ -59,7 +83,7 @@ else
 		run=$(realpath "$OURS")
 	else
 		rc=0
-		"$lab/usercopy-lab" run --suite "$suite" --accel tcg --build-dir "$build" \
+		waited "$lab/usercopy-lab" run --suite "$suite" --accel tcg --build-dir "$build" \
 			--initramfs "$initramfs" --results "$results" || rc=$?
 		# 1: some trigger FAILed or ERRORed -- a verdict LAVA must reproduce
 		[ "$rc" -le 1 ] || die "our runner could not run suite $suite (exit $rc)"
@@ -81,7 +105,7 @@ one_job() {
 	local i=$1 job=$2 t start rc=0 secs
 	t=$(basename "$job" .yaml)
 	start=$(date +%s.%N)
-	lava-run --job-id "usercopy-lab-$$-$i" --output-dir "$out/lava-run/$t" \
+	lava-run --job-id "usercopy-lab-$run_id-$i" --output-dir "$out/lava-run/$t" \
 		--device "$out/jobs/qemu-device.yaml" --dispatcher "$out/dispatcher.yaml" \
 		"$job" > "$out/lava-run/$t.stdout" 2> "$out/logs/$t.yaml" || rc=$?
 	secs=$(echo "$(date +%s.%N) - $start" | bc)
@@ -89,12 +113,15 @@ one_job() {
 	printf '%s %.1fs lava-run exit %s\n' "$t" "$secs" "$rc"
 }
 export -f one_job
-export out suite py
+export out suite py run_id
 
 jobs=("$out/jobs/$suite"/*.yaml)
 total_start=$(date +%s.%N)
-for i in "${!jobs[@]}"; do printf '%s\0%s\0' "$i" "${jobs[$i]}"; done |
-	xargs -0 -n 2 -P "$parallel" bash -c 'one_job "$0" "$1"' | tee "$out/timing.txt"
+all_jobs() {
+	for i in "${!jobs[@]}"; do printf '%s\0%s\0' "$i" "${jobs[$i]}"; done |
+		xargs -0 -n 2 -P "$parallel" bash -c 'one_job "$0" "$1"' | tee "$out/timing.txt"
+}
+waited all_jobs
 total=$(echo "$(date +%s.%N) - $total_start" | bc)
 printf 'total %.1fs for %d jobs, %d at a time\n' "$total" "${#jobs[@]}" "$parallel" |
 	tee -a "$out/timing.txt"
