@@ -152,6 +152,47 @@ def test_an_unexpected_second_report_fails():
     assert v.results["no-other-report"] == "fail" and v.verdict(p).verdict == "FAIL"
 
 
+def crossed(console: str, trigger: str, how: str) -> str:
+    """A real console turned into one that answers another request."""
+    direct = f"lkdtm: Performing direct entry {trigger}"
+    line_start = console.index(direct)
+    line_end = console.index("\n", line_start) + 1
+    line = console[console.rindex("\n", 0, line_start) + 1:line_end]
+    if how == "other-direct":
+        return console.replace(direct, "lkdtm: Performing direct entry USERCOPY_STACK_FRAME_TO")
+    if how == "two-directs":
+        return console[:line_end] + line + console[line_end:]
+    if how == "no-direct":
+        return console.replace(line, "")
+    if how == "other-start-first":
+        start = console.index("USERCOPY-LAB-START")
+        return (console[:start] + "USERCOPY-LAB-START trigger=USERCOPY_STACK_FRAME_TO\r\n"
+                + console[start:])
+    if how == "other-end":
+        end = console.index(f"USERCOPY-LAB-END trigger={trigger} ")
+        return (console[:end] + "USERCOPY-LAB-END trigger=USERCOPY_STACK_FRAME_TO "
+                "outcome=killed signal=9\r\n" + console[end:])
+    raise ValueError(how)
+
+
+@pytest.mark.parametrize("how", ["other-direct", "two-directs", "no-direct",
+                                 "other-start-first", "other-end"])
+def test_a_console_of_another_request_is_incomplete_as_match_says_error(how, tmp_path):
+    """verdict.bound_to: START, END and LKDTM's direct entry must name the
+    trigger asked for, once; otherwise the console is not its run.  LAVA
+    ends the job Incomplete (ERROR), the matcher says ERROR."""
+    name = "USERCOPY_SLAB_SIZE_TO"
+    console = crossed(text(TESTDATA / f"console-series/default/{name}.log"), name, how)
+    assert console != text(TESTDATA / f"console-series/default/{name}.log")
+    path = tmp_path / f"{name}.log"
+    path.write_text(console)
+    job = jobs("default")[name]
+    assert match_verdict(job, path) == "ERROR"
+    r = replay(job.plan, console)
+    assert r.health == INCOMPLETE and r.verdict(job.plan).verdict == "ERROR", r.records
+    assert "another request" in r.error or "never performed" in r.error, r.error
+
+
 def test_a_console_that_ends_early_is_incomplete_not_pass():
     console = text(TESTDATA / "console-series/default/USERCOPY_SLAB_SIZE_TO.log")
     cut = console[:console.index("USERCOPY-LAB-END")]
@@ -222,7 +263,7 @@ def test_every_pattern_waits_for_the_end_of_its_line():
 
 def test_cases_follow_the_golden_file():
     job = jobs("default")["USERCOPY_SLAB_SIZE_TO"]
-    assert job.plan.cases == ("start", "lkdtm-before-1", "lkdtm-before-2", "report-1",
+    assert job.plan.cases == ("start", "direct", "lkdtm-before-1", "lkdtm-before-2", "report-1",
                               "report-1-bug-site", "report-1-rip", "report-1-frames",
                               "no-other-report", "outcome")
     report = next(s for s in job.plan.steps if s.name == "report-1")

@@ -72,8 +72,8 @@ def test_the_test_action_is_the_golden_files_steps():
     test = job("default", "USERCOPY_SLAB_SIZE_TO")["actions"][2]["test"]
     [script] = test["interactive"]
     steps = script["script"]
-    assert [s["name"] for s in steps][:4] == ["start", "lkdtm-before-1", "lkdtm-before-2",
-                                             "report-1"]
+    assert [s["name"] for s in steps][:5] == ["start", "direct", "lkdtm-before-1",
+                                             "lkdtm-before-2", "report-1"]
     assert all(s["command"] is None and s["wait_for_prompt"] is False for s in steps)
     assert steps[0]["successes"] == [{"message": "USERCOPY-LAB-START trigger=USERCOPY_SLAB_SIZE_TO\\r*\\n"}]
     assert any(f.get("exception") == "TestError" for f in steps[0]["failures"])

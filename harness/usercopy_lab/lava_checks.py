@@ -12,6 +12,7 @@ steps, one LAVA test case per thing the golden file expects, in console
 order:
 
   start               the START marker of the trigger
+  direct              LKDTM's "Performing direct entry NAME" (triggers that run)
   lkdtm-before-N      the golden's Nth lkdtm-before line, in order, before any report
   report-J            report J's first line: kind, direction, object, cache,
                       offset, size (and tests.txt's expected text when that line
@@ -47,10 +48,13 @@ missing its line, the failure looks ahead from where the step started
 and consumes nothing.
 
 A step that no pattern decides (the guest hung) runs into the job's
-timeout; init refusing the trigger, a kernel without LKDTM and a guest
-that reboots before its END marker are failures with a TestError: in all
-three LAVA ends the job Incomplete, and so does a lost connection (QEMU
-gone).  verdict() turns a job's health and results into the lab's
+timeout; init refusing the trigger, a kernel without LKDTM, a guest
+that reboots before its END marker and a console that answers another
+request (verdict.bound_to: after START, a second START marker, an END
+marker or an LKDTM direct entry naming another trigger, a second direct
+entry, none although init says the trigger ran) are failures with a
+TestError: in all of them LAVA ends the job Incomplete, and so does a
+lost connection (QEMU gone).  verdict() turns a job's health and results into the lab's
 verdict: Incomplete or a case missing is ERROR, a failed case FAIL, all
 passed the golden's own verdict (PASS, XFAIL or SKIP).
 
@@ -182,16 +186,20 @@ class _Builder:
     steps: list[Step] = field(default_factory=list)
     unexpressed: list[str] = field(default_factory=list)
     carrier: tuple[str | None, str | None] = (None, None)   # (step key, tests.txt text)
+    crossed: list[str] = field(default_factory=list)   # lines of another request
 
-    def common(self) -> list[Failure]:
-        """Failures of every step: the guest giving up, forbidden lines."""
+    def giving_up(self) -> list[Failure]:
+        """Failures of every step that end the job Incomplete: the guest
+        giving up, and a line that binds the console to another request
+        (verdict.bound_to: never a verdict of this trigger)."""
         name = re.escape(self.name)
         out = [Failure(f"{END} trigger={name} outcome=no-lkdtm{NL}", "TestError",
                        "the guest kernel has no LKDTM debugfs interface"),
                Failure(_line(re.escape(REBOOTED)), "TestError",
                        f"the guest rebooted before {END}")]
-        if self.forbidden:
-            out.append(Failure(_line(f"(?:{'|'.join(self.forbidden)})")))
+        if self.crossed:
+            out.append(Failure(_line(f"(?:{'|'.join(self.crossed)})"), "TestError",
+                               f"the console answers another request than {self.name}"))
         return out
 
     def add(self, name: str, means: str, success: str, *failures: str,
@@ -201,10 +209,10 @@ class _Builder:
         False) the forbidden lines."""
         if carries and carries == self.carrier[0]:
             means += f"; carries tests.txt's {self.carrier[1]!r}"
-        common = self.common()
-        self.steps.append(Step(name, means, (success,), tuple(common[:2])
-                               + tuple(Failure(f) for f in failures)
-                               + (tuple(common[2:]) if forbidden else ())))
+        tail = [Failure(_line(f"(?:{'|'.join(self.forbidden)})"))] \
+            if forbidden and self.forbidden else []
+        self.steps.append(Step(name, means, (success,), tuple(self.giving_up())
+                               + tuple(Failure(f) for f in failures) + tuple(tail)))
 
 
 def _other_line(kind: str, expected: str) -> str:
@@ -357,6 +365,7 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
         forbidden.append(re.escape(CHECK_PREFIX + "FAIL:"))
     b = _Builder(name, forbidden)
     _start(b)
+    _direct_step(b, golden.outcome, check)
     expect = list(golden.lkdtm_expect)
     if golden.outcome == "xfail" and not any(e.startswith("XFAIL:") for e in expect):
         expect.append("XFAIL:")
@@ -400,9 +409,43 @@ def _start(b: _Builder) -> None:
     name = re.escape(b.name)
     refused = Failure(_line("USERCOPY-LAB: (?:refusing|no lab\\.trigger)"), "TestError",
                       "init did not run the trigger")
-    b.steps.append(Step("start", f"{START} trigger={b.name}",
-                        (f"{START} trigger={name}{NL}",),
-                        (refused,) + tuple(b.common()[:2])))
+    mine = f"{START} trigger={name}{NL}"
+    other = Failure(_other_line(_ahead(f"{START} trigger="), mine), "TestError",
+                    f"a START marker of another request than {b.name}")
+    b.steps.append(Step("start", f"{START} trigger={b.name}", (mine,),
+                        (refused, other) + tuple(b.giving_up())))
+    # From here on (verdict.bound_to): a second START marker, an END marker
+    # naming another trigger, LKDTM performing another trigger.
+    b.crossed += [f"{START} trigger=", f"{END} trigger=(?!{name} )",
+                  f"{DIRECT}(?!{name}{NL})"]
+
+
+DIRECT = "lkdtm: Performing direct entry "
+
+
+def _direct_step(b: _Builder, outcome: str, check: bool) -> None:
+    """LKDTM's "Performing direct entry NAME", once (verdict.bound_to):
+    where init writes the name to DIRECT, before anything the trigger
+    prints; a check program writes nothing there."""
+    if check:
+        b.crossed.append(DIRECT)
+        return
+    if outcome not in ("killed", "returned", "xfail"):
+        # unknown-trigger: a kernel that has it (an outcome the golden does
+        # not expect) writes the line once; the outcome case fails then.
+        b.unexpressed.append("unknown-trigger: LKDTM performing the trigger twice")
+        return
+    name = re.escape(b.name)
+    mine = _line(f"{DIRECT}{name}")
+    ran = _end(b.name) + f"(?={REST}outcome=(?:killed|returned) )"
+    # LKDTM silent although init says the trigger ran: not this trigger's
+    # run; END with another outcome: no entry is due, the outcome case fails.
+    missing = Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?{ran})", "TestError",
+                      f"init ran {b.name}, LKDTM never performed it")
+    b.steps.append(Step("direct", f"lkdtm: Performing direct entry {b.name}, once", (mine,),
+                        tuple(b.giving_up()) + (missing,)
+                        + (Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?{_end(b.name)})"),)))
+    b.crossed.append(DIRECT)
 
 
 def _expect_step(b: _Builder, n: int, text: str, name: str) -> None:
