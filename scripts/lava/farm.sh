@@ -195,8 +195,9 @@ secret_key=$(secret)
 export LAVA_JSON_SETTINGS=$settings SECRET_KEY=$secret_key DJANGO_SETTINGS_MODULE=lava_server.settings.prod
 (umask 022; mkdir -p "$farm/server"/{devices,device-types,health-checks,dispatcher.d,media})
 chown -R lavaserver:lavaserver "$farm/server"
-# As the lavaserver user, in the farm's folder; env and setpriv exec the
-# command itself, so the pid kept is the daemon's own.
+# As the lavaserver user, in the farm's folder.  Run in the background,
+# the function is a subshell of this script with the daemon its child: the
+# pid recorded is that subshell's, and reap stops it and its descendants.
 as_lava() { env -C "$farm" setpriv --reuid=lavaserver --regid=lavaserver --init-groups -- "$@"; }
 say "lava-server: database migrations"
 waited as_lava lava-server manage migrate --noinput > "$farm/log/migrate.log" 2>&1 ||
