@@ -118,14 +118,16 @@ def test_device_dictionary_follows_the_job_context():
 
 def test_lava_log_back_to_a_console_that_matches_its_golden_file(tmp_path):
     # a server's log ("- {...}" lines), fetched through the REST API
+    server = (TESTDATA / "lava" / "default--check-legit-copies.lava.yaml").read_text()
+    assert "USERCOPY-LAB-END trigger=check-legit-copies outcome=returned status=0" \
+        in console_from_lava_log(server)
+    assert '"lvl"' not in console_from_lava_log(server)
+    # lava-run's own log ("{...}" lines on its stderr)
     text = (TESTDATA / "lava" / "default--USERCOPY_SLAB_SIZE_TO.lava.yaml").read_text()
     console = console_from_lava_log(text)
     assert "USERCOPY-LAB-END trigger=USERCOPY_SLAB_SIZE_TO outcome=killed signal=11" in console
     assert '"lvl"' not in console and "Job finished correctly" not in console
-    # lava-run's own log ("{...}" lines on its stderr)
-    local = (TESTDATA / "lava" / "default--USERCOPY_SLAB_SIZE_TO"
-             "--kernel-with-relative-source-paths.lava.yaml").read_text()
-    assert "kernel BUG at ../linux-source-6.1/mm/usercopy.c:131!" in console_from_lava_log(local)
+    assert "kernel BUG at mm/usercopy.c:131!" in console
     log = tmp_path / "USERCOPY_SLAB_SIZE_TO.log"
     log.write_text(console)
     golden = SUITES["default"].golden()["USERCOPY_SLAB_SIZE_TO"]

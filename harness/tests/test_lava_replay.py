@@ -35,7 +35,7 @@ WRITER = ("import sys, time\n"
           "for i in range(0, len(lines), 3):\n"
           "    sys.stdout.buffer.write(b'\\n'.join(lines[i:i + 3]) + (b'\\n' if i + 3 < len(lines) else b''))\n"
           "    sys.stdout.flush()\n"
-          "    time.sleep(0.002)\n")
+          "    time.sleep(0.02)\n")
 
 
 def through_pexpect(steps, console: Path, tmp_path: Path) -> dict[str, str]:
