@@ -33,7 +33,7 @@ export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
-	results-check lava lava-run shell soak fuzz-inputs
+	results-check lava lava-run lava-farm shell soak fuzz-inputs
 
 all: suite
 
@@ -55,8 +55,9 @@ help:
 	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
-	@echo "make lava            one LAVA job per trigger in $(BUILD)/lava/, checked by lava-common"
-	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
+	@echo "make lava            one LAVA job per trigger and check in $(BUILD)/lava/, checked by lava-common"
+	@echo "make lava-run        SUITE=$(SUITE) through lava-run here (LAVA_KERNEL=IMAGE: another kernel)"
+	@echo "make lava-farm       SUITE=$(SUITE) through lava-server + 2 lava-workers on loopback, then gone"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make syzkaller-corpus SYZKALLER_CORPUS=dir  triage vs syzkaller's report corpus"
 	@echo "make corpora         fetch the triage corpora into build/corpora (needs github.com)"
@@ -181,19 +182,31 @@ shell: initramfs
 	$(HARNESS) shell --kernel $(KERNEL) --cmdline "$(CMDLINE)" --build-dir $(BUILD) \
 		--initramfs $(INITRAMFS) --results $(RESULTS)
 
-# LAVA: neither `make` nor `make test` needs it.  `make lava` installs
-# lava-common (apt) if missing, writes one job per trigger and validates each
-# with lava-common's schema; `make lava-run` also installs lava-dispatcher and
-# runs SUITE through lava-run on this machine (see scripts/lava/run-suite.sh).
+# LAVA: neither `make` nor `make test` needs it (docs/lava.md).  `make lava`
+# installs lava-common (apt) if missing, writes one job per trigger and check
+# and validates each with lava-common's schema; `make lava-run` also installs
+# lava-dispatcher and runs SUITE through lava-run on this machine, LAVA's own
+# results against match and our runner (scripts/lava/run-suite.sh);
+# LAVA_KERNEL=IMAGE boots every job on that kernel instead (a wrong kernel, a
+# mutant), still judged by SUITE's golden files.  `make lava-farm` stands up
+# lava-server, PostgreSQL and two lava-workers on loopback for one run of
+# SUITE, submitted with lavacli, results from the REST API, then tears them
+# down (scripts/lava/farm.sh).
 LAVA_OUT := $(BUILD)/lava
+LAVA_KERNEL ?=
 lava:
-	@scripts/install-deps.sh lava-common
+	@scripts/lava/apt-install.sh lava-common
 	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
 		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
 
-lava-run: kernels initramfs
-	@scripts/install-deps.sh lava-common lava-dispatcher
-	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE)
+lava-run: initramfs
+	+$(if $(LAVA_KERNEL),,kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel")
+	@scripts/lava/apt-install.sh lava-common lava-dispatcher
+	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE) $(LAVA_KERNEL)
+
+lava-farm: initramfs
+	+$(if $(LAVA_KERNEL),,kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel")
+	scripts/lava/farm.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE) $(LAVA_KERNEL)
 
 # Numbers and ratios from one run, also written to $(RESULTS)/bench-<time>/;
 # REBUILD=1 also times a warm kernel rebuild after a change to one patch.

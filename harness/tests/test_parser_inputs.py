@@ -176,6 +176,31 @@ def test_a_bad_baseline_is_an_error(tmp_path, data, why):
         load_baseline(old, io.StringIO())
 
 
+@pytest.mark.parametrize("logs", [["USERCOPY_KERNEL.log"],
+                                  ["USERCOPY_KERNEL.log", "USERCOPY_SLAB_SIZE_TO.log"]])
+def test_triage_json_lines_are_a_baseline(tmp_path, logs):
+    """What `triage --json` prints (one report object per line, one line
+    when the log had one report) is a baseline with the same signatures."""
+    paths = [str(DEFAULT / name) for name in logs]
+    out = subprocess.run([sys.executable, "-m", "usercopy_lab.cli", "triage", "--json", *paths],
+                         capture_output=True, cwd=HARNESS, check=False,
+                         env=dict(os.environ, PYTHONPATH=str(HARNESS))).stdout
+    assert out.count(b"\n") == len(logs)
+    old = tmp_path / "old.jsonl"
+    old.write_bytes(out)
+    found = load_baseline(old, io.StringIO())
+    want = {json.loads(line)["signature"] for line in out.splitlines()}
+    assert set(found) == want
+
+
+@pytest.mark.parametrize("data", [b'{"kind": "BUG"}\n[1]\n', b'{"kind": "BUG"}\n{"kind"\n'])
+def test_json_lines_with_a_line_that_is_no_object_are_an_error(tmp_path, data):
+    old = tmp_path / "old"
+    old.write_bytes(data)
+    with pytest.raises(TriageError, match="not readable JSON"):
+        load_baseline(old, io.StringIO())
+
+
 def test_a_device_baseline_is_refused_unread():
     with pytest.raises(TriageError, match="is a character device, not a file"):
         load_baseline(Path("/dev/zero"), io.StringIO())

@@ -22,7 +22,8 @@ A binary file (its first 64 KiB) without a report is skipped at once
 (/dev/zero, /dev/urandom, an endless binary pipe).  A compressed log that
 ends early (a cut download) keeps every report whole before the cut, as
 zcat shows it, with a warning on stderr; the exit status is then what its
-reports give.  --baseline FILE is JSON (a .json name, or text starting
+reports give.  --baseline FILE is JSON (a results.json, a list of
+reports, or --json's one report per line; a .json name, or text starting
 with "{" or with "[" then "{", "[", "]" or '"') or else a log (a dmesg
 line starts "[  12.3" or "[Mon ..."); an empty, binary or
 unreadable baseline is an error.  Names and report text are printed with
@@ -234,12 +235,39 @@ def load_baseline(path: Path, err: TextIO, limits: Limits = Limits()) -> dict[st
 
 
 def _parse_json(data: bytes, name: str) -> Any:
+    """One JSON document, or `triage --json`'s output: one report object
+    per line (JSON lines), returned as the list of those objects."""
+    text = data.decode("utf-8", "replace")
     try:
-        return json.loads(data.decode("utf-8", "replace"))
+        doc = json.loads(text)
     except RecursionError:
         raise TriageError(f"baseline {name}: JSON nested too deeply") from None
     except ValueError as exc:
-        raise TriageError(f"baseline {name}: not readable JSON ({shown(exc, None)})") from None
+        lines = _json_lines(text, name)
+        if lines is None:
+            raise TriageError(f"baseline {name}: not readable JSON ({shown(exc, None)})") from None
+        return lines
+    if isinstance(doc, dict) and "kind" in doc:
+        return [doc]            # `triage --json` of a log with one report
+    return doc
+
+
+def _json_lines(text: str, name: str) -> list[Any] | None:
+    """The objects of a JSON-lines text, or None when a line is not one."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except RecursionError:
+            raise TriageError(f"baseline {name}: JSON nested too deeply") from None
+        except ValueError:
+            return None
+        if not isinstance(item, dict):
+            return None
+        out.append(item)
+    return out or None
 
 
 def _first_by_signature(reports: Iterable[Report]) -> dict[str, Report]:
