@@ -361,6 +361,34 @@ def test_ctrl_c_writes_partial_results_kills_qemu_and_exits_130(lab):
     assert _fakes_alive(lab) == []
 
 
+def test_ctrl_c_while_a_progress_line_is_printed_stops_the_run_cleanly(lab, monkeypatch):
+    # Ctrl-C must not raise in the run loop's thread: a KeyboardInterrupt
+    # between a lock's acquire and its release left the lab hanging after
+    # "interrupted: stopping every guest" (booted test, 2026-12-05).  Here
+    # SIGINT arrives while the first progress line is formatted, under
+    # the print lock; the run stops after that guest and the handler that
+    # was there before is back afterwards.
+    from usercopy_lab import run_loop
+    suite = mini_suite(lab)
+    handlers = []
+    real = run_loop.progress_line
+
+    def progress_then_ctrl_c(result):
+        handlers.append(signal.getsignal(signal.SIGINT))
+        if len(handlers) == 1:
+            signal.raise_signal(signal.SIGINT)
+        return real(result)
+
+    monkeypatch.setattr(run_loop, "progress_line", progress_then_ctrl_c)
+    before = signal.getsignal(signal.SIGINT)
+    rc, data = cli(lab, *suite, "-j", "1", "--boot", "full")
+    assert rc == 130 and data["interrupted"] is True
+    assert signal.default_int_handler not in handlers
+    assert data["triggers"][0]["verdict"] == "PASS" and data["not_run"]
+    assert len(data["triggers"]) + len(data["not_run"]) == len(MINI) + 1
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_two_runs_in_one_results_directory_do_not_collide(lab):
     names = ["USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO"]
     for name in names:

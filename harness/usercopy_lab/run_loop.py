@@ -183,6 +183,14 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
 
     interrupted = False
     finished = 0
+    # Ctrl-C only sets an event that the loop below polls: a KeyboardInterrupt
+    # raised at an arbitrary point of this thread can leave print_lock (or a
+    # lock inside queue/concurrent.futures) held, and the cleanup then waits
+    # on it for ever (seen 2026-12-05: booted test_ctrl_c_mid_suite, a lab
+    # after "interrupted: stopping every guest" with three threads in
+    # futex waits, 41 min later).
+    stop = threading.Event()
+    old_sigint = _on_sigint(stop)
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="guest")
     futures: dict[Future[TriggerResult | None], int] = {}
     try:
@@ -194,7 +202,7 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
                 executor.submit(prepare, job)
         futures = {executor.submit(work, job): i for i, job in enumerate(jobs)}
         pending = set(futures)
-        while pending:
+        while pending and not stop.is_set():
             done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             for fut in sorted(done, key=futures.__getitem__):
                 finished += 1
@@ -204,10 +212,9 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
                         print(f"[{finished}/{len(jobs)}] {progress_line(r)}", file=out, flush=True)
                 if on_result is not None:
                     on_result([r for r in results if r is not None])
-    except KeyboardInterrupt:
-        interrupted = True
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)   # let the cleanup finish
-        try:
+        if stop.is_set():
+            # A second Ctrl-C during the cleanup only sets the event again.
+            interrupted = True
             say("interrupted: stopping every guest")
             cancel.cancel()
             for fut in futures:
@@ -215,10 +222,10 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
             wait(futures)
             for fut, i in futures.items():
                 _collect(fut, i, results, jobs, out_dir)
-        finally:
-            signal.signal(signal.SIGINT, old)
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+        if old_sigint is not None:
+            signal.signal(signal.SIGINT, old_sigint)
         for resident in residents.values():
             resident.close()
         if pool is not None and not options.keep_snapshots:
@@ -229,6 +236,13 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
     if on_result is not None:
         on_result(outcome.results)
     return outcome
+
+
+def _on_sigint(stop: threading.Event) -> Callable[..., object] | int | None:
+    """SIGINT sets stop; returns the handler it replaced (None off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda _sig, _frame: stop.set())
 
 
 def _collect(fut: Future[TriggerResult | None], i: int, results: list[TriggerResult | None],
