@@ -25,7 +25,7 @@ XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
 # Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
 # lab.config + kernel-config/variant-NAME.config
-KERNEL_VARIANTS := default $(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
+KERNEL_VARIANTS := default $(filter-out hunt,$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config)))
 KERNEL      ?= default
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
@@ -81,6 +81,15 @@ $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 		$(wildcard kernel-config/variant-$*.config)
 	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage
+	@echo "kernel: $@"
+
+# The hunt kernel (make hunt, docs/hunt.md) is the seeds kernel plus
+# variant-hunt.config: three fragments, and not one of `make kernels`.
+$(BUILD)/kernel-hunt/arch/x86/boot/bzImage: tree FORCE
+	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-hunt kernel-config/lab.config \
+		kernel-config/variant-seeds.config kernel-config/variant-hunt.config
+	+@scripts/kbuild-progress.py hunt $(BUILD_ABS)/kernel-hunt -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-hunt CC="ccache gcc" -j$(JOBS) bzImage
 	@echo "kernel: $@"
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
