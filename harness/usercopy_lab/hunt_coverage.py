@@ -103,17 +103,22 @@ class HistEntry:
 
 @dataclass
 class Histogram:
-    entries: list[HistEntry] = field(default_factory=list)
+    entries: list[HistEntry] = field(default_factory=list)   # per cache and direction
+    tasks: list[HistEntry] = field(default_factory=list)     # per cache, direction, task
     hits: int | None = None
-    dropped: int | None = None
+    dropped: int | None = None          # of the per-cache histogram: must be 0
+    tasks_dropped: int | None = None    # of the per-task one: attribution only
     complete: bool = False      # the "coverage end" line was seen
 
 
 def parse_histogram(lines: list[str]) -> Histogram | None:
-    """The histogram between "coverage begin" and "coverage end" of one
+    """The histograms between "coverage begin" and "coverage end" of one
     guest's console lines (log_lines.program_lines() applied), None when
-    the guest printed none."""
+    the guest printed none.  The kernel prints each trigger's histogram
+    after a "# trigger info: hist:keys=..." line; the one keyed by
+    common_pid.execname only says which task made the copies."""
     hist: Histogram | None = None
+    per_task = False
     for line in lines:
         if line.endswith("usercopy-lab-hunt: coverage begin"):
             hist = Histogram()
@@ -127,11 +132,18 @@ def parse_histogram(lines: list[str]) -> Histogram | None:
         if pos < 0:
             continue
         body = line[pos + len(COV_PREFIX):]
+        if body.startswith("# trigger info:"):
+            per_task = "common_pid" in body
+            continue
         if m := _TOTAL.match(body):
-            if m.group(1) == "Hits":
-                hist.hits = int(m.group(2))
+            value = int(m.group(2))
+            if m.group(1) == "Hits" and not per_task:
+                hist.hits = value
             elif m.group(1) == "Dropped":
-                hist.dropped = int(m.group(2))
+                if per_task:
+                    hist.tasks_dropped = value
+                else:
+                    hist.dropped = value
             continue
         m = _ENTRY.search(body)
         if not m:
@@ -141,12 +153,12 @@ def parse_histogram(lines: list[str]) -> Histogram | None:
         vals = re.search(r"bytes:\s*(\d+)", m.group("vals"))
         try:
             direction = DIRECTIONS[0] if int(keys["to_user"]) else DIRECTIONS[1]
-            hist.entries.append(HistEntry(keys["cache"], direction,
-                                          keys.get("common_comm", ""),
-                                          int(m.group("hits")),
-                                          int(vals.group(1)) if vals else 0))
+            entry = HistEntry(keys["cache"], direction,
+                              keys.get("common_pid", "").split("[")[0].strip(),
+                              int(m.group("hits")), int(vals.group(1)) if vals else 0)
         except (KeyError, ValueError):
             continue
+        (hist.tasks if "common_pid" in keys else hist.entries).append(entry)
     return hist
 
 
@@ -237,8 +249,12 @@ class Coverage:
             seen = cache.seen.setdefault(e.direction, DirectionSeen())
             seen.hits += e.hits
             seen.bytes += e.bytes
-            seen.comms[e.comm] = seen.comms.get(e.comm, 0) + e.hits
             seen.workloads.add(workload)
+        for e in hist.tasks:
+            cache = self.caches.get(e.cache)
+            if cache is not None and e.direction in cache.seen:
+                comms = cache.seen[e.direction].comms
+                comms[e.comm] = comms.get(e.comm, 0) + e.hits
 
     # -- numbers ----------------------------------------------------------
     def exercised(self, direction: str | None = None) -> list[str]:
