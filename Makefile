@@ -229,3 +229,56 @@ distclean:
 	rm -rf $(BUILD) $(RESULTS)
 
 FORCE:
+
+# ---- make hunt: workloads written elsewhere in fallback guests (docs/hunt.md) ----
+# HUNT_MINUTES of wall time with HUNT_JOBS guests at once on the hunt kernel
+# (kernel-config/variant-hunt.config); HUNT_SEED replans the same guests;
+# HUNT_WORKLOADS limits the workloads (initramfs-src/hunt-workloads/).
+HUNT_MINUTES ?= 60
+HUNT_JOBS ?= 2
+HUNT_KERNEL ?= hunt
+HUNT_SEED ?=
+HUNT_WORKLOADS ?=
+HUNT_INITRAMFS := $(BUILD)/initramfs-hunt.cpio
+HUNT_SMOKE_INITRAMFS := $(BUILD)/initramfs-hunt-smoke.cpio
+HUNT_SELFTESTS := $(BUILD)/hunt-selftests
+HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
+HUNT := $(PYTHON) -m usercopy_lab.hunt
+
+.PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke
+
+$(HUNT_SELFTESTS)/install: scripts/hunt-selftests.sh | tree
+	scripts/hunt-selftests.sh $(TREE) $(HUNT_SELFTESTS)
+
+initramfs-hunt: initramfs $(HUNT_SELFTESTS)/install
+	@scripts/install-deps.sh $(HUNT_TOOLS)
+	@scripts/hunt-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HUNT_INITRAMFS) $(HUNT_SELFTESTS)/install
+
+hunt: initramfs-hunt
+	+$(MAKE) kernel KERNEL=$(HUNT_KERNEL)
+	$(HUNT) run --minutes $(HUNT_MINUTES) -j $(HUNT_JOBS) --kernel $(HUNT_KERNEL) \
+		--build-dir $(BUILD) --initramfs $(HUNT_INITRAMFS) --results $(RESULTS) \
+		$(if $(HUNT_SEED),--seed $(HUNT_SEED)) $(foreach w,$(HUNT_WORKLOADS),--workload $(w))
+
+# Boots the recorded guests again: RUN=results/<run> FINDING=U-... or GUEST=g001-...
+hunt-replay:
+	@[ -n "$(RUN)" ] && [ -n "$(FINDING)$(GUEST)" ] || \
+		{ echo "usage: make hunt-replay RUN=results/<run> FINDING=U-... | GUEST=g001-..."; exit 2; }
+	$(HUNT) replay $(RUN) $(foreach f,$(FINDING),--finding $(f)) $(foreach g,$(GUEST),--guest $(g)) \
+		--results $(RESULTS)
+
+# The findings of a hunt again from its consoles (after editing
+# expected-oops/hunt/classifications.toml): RUN=results/<run>
+hunt-harvest:
+	@[ -n "$(RUN)" ] || { echo "usage: make hunt-harvest RUN=results/<run>"; exit 2; }
+	$(HUNT) harvest $(RUN)
+
+# Part of `make test`: the pipeline on the seeds kernel (which make test
+# builds anyway; variant-seeds.config has the coverage probe's options):
+# the calibration guest and two 30 s workloads, two at once, no selftests.
+hunt-smoke: initramfs $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
+	@scripts/install-deps.sh $(HUNT_TOOLS)
+	@scripts/hunt-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HUNT_SMOKE_INITRAMFS)
+	$(HUNT) run --smoke --kernel seeds --minutes 0.75 -j 2 --guest-seconds 30 \
+		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
+		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke

@@ -11,6 +11,8 @@
 #   /hunt/workloads/NAME       initramfs-src/hunt-workloads/NAME
 #   /bin/trinity, /bin/stress-ng   Debian's binaries (apt: trinity, stress-ng),
 #                              with every shared library ldd lists for them
+#   /usr/sbin/mke2fs, /usr/sbin/mkfs.jfs   e2fsprogs' and jfsutils' (the
+#                              fs-probes workload makes its images in the guest)
 #   /selftests/hunt/...        SELFTESTS_DIR (scripts/hunt-selftests.sh), with
 #                              the libraries its programs need
 #   /etc/passwd, /etc/group    root and nobody (trinity runs as nobody)
@@ -28,10 +30,14 @@ die() { echo "hunt-initramfs: $*" >&2; exit 1; }
 [ -r "$base" ] || die "$base missing (make initramfs)"
 [ -x "$gen" ] || die "$gen missing (make initramfs)"
 
+# TOOL:PACKAGE:GUEST_DIR
 bins=()
-for tool in trinity stress-ng; do
-	path=$(command -v "$tool") || die "$tool not found (apt-get install $tool)"
-	bins+=("$path")
+for spec in trinity:trinity:/bin stress-ng:stress-ng:/bin mke2fs:e2fsprogs:/usr/sbin \
+		mkfs.jfs:jfsutils:/usr/sbin; do
+	IFS=: read -r tool pkg dest <<< "$spec"
+	path=$(PATH=$PATH:/sbin:/usr/sbin command -v "$tool") ||
+		die "$tool not found (apt-get install $pkg)"
+	bins+=("$path:$dest")
 done
 
 work=$(mktemp -d)
@@ -73,9 +79,10 @@ add_libs() {  # the shared libraries of an ELF file, once each
 	for w in "$src"/hunt-workloads/*; do
 		[ -f "$w" ] && echo "file /hunt/workloads/$(basename "$w") $w 0755 0 0"
 	done
+	mkdirs /usr/sbin
 	for b in "${bins[@]}"; do
-		echo "file /bin/$(basename "$b") $(realpath "$b") 0755 0 0"
-		add_libs "$b"
+		echo "file ${b#*:}/$(basename "${b%%:*}") $(realpath "${b%%:*}") 0755 0 0"
+		add_libs "${b%%:*}"
 	done
 	if [ -n "$selftests" ] && [ -d "$selftests" ]; then
 		(cd "$selftests" && find . -mindepth 1 | sort) | while read -r rel; do
