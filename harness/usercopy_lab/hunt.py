@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import triage
 from .console_capture import Cancel, capture_guest, pexpect_available
 from .hunt_console import GuestConsole, read_guest
 from .hunt_coverage import (Coverage, CoverageError, ReachNote, load_notes, probe_offsets)
@@ -257,9 +258,22 @@ def write_outputs(root: Path, h: Harvest, notes: list[ReachNote], meta: dict[str
                                                      key=lambda o: -len(o.occurrences))],
         "guests": h.guests,
     }
-    (hunt / "findings.json").write_text(json.dumps(data, indent=1) + "\n")
+    text = json.dumps(data, indent=1).replace(f'"{root}/', '"')   # logs relative to the run
+    (hunt / "findings.json").write_text(text + "\n")
+    data = json.loads(text)
     (hunt / "findings.md").write_text(markdown(data))
+    write_triage(hunt / "guests", hunt / "triage.txt")
     return hunt / "findings.json"
+
+
+def write_triage(guests: Path, out: Path) -> None:
+    """`usercopy-lab triage --syz-titles` over every console of the hunt,
+    as anyone would run it on the logs: its table in triage.txt."""
+    ns = argparse.Namespace(json=False, baseline=None, vmlinux=None, golden=None,
+                            syz_titles=True, max_decompressed=triage.DEFAULT_MAX_DECOMPRESSED_MIB,
+                            paths=[guests])
+    with open(out, "w") as f:
+        triage._run(ns, f, f)
 
 
 def markdown(d: dict[str, Any]) -> str:
@@ -283,11 +297,11 @@ def markdown(d: dict[str, Any]) -> str:
                        f"{f['first']['workload']}, {f['first']['seed']} |")
         out.append("")
         for f in d["findings"]:
-            out.append(f"- **{f['id']}** ({f['class']}): {f['why'] or f['suggestion']}"
-                       + (f" Fix: {f['fix']}." if f["fix"] else "")
-                       + (f" Probe: {f['probe']}." if f["probe"] else "")
-                       + (f" Regression: {f['regression']}." if f["regression"] else "")
-                       + f" Region: {f['region']}.")
+            parts = [f["why"] or f"Untriaged; suggestion: {f['suggestion']}"]
+            parts += [f"{k.capitalize()}: {f[k]}" for k in ("fix", "probe", "regression") if f[k]]
+            parts.append(f"Region: {f['region']}")
+            out.append(f"- **{f['id']}** ({f['class']}): "
+                       + " ".join(p.rstrip(".") + "." for p in parts))
     out += ["", "## Other oopses (not usercopy)", ""]
     if not d["other_oopses"]:
         out.append("None.")
@@ -366,7 +380,7 @@ def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
         print(f"hunt: calibration: {'as expected' if cal['ok'] else 'NOT as expected'} "
               f"(warning harvested: {cal['warning_harvested']}, probe hits: "
               f"{cal['probe_hits']})")
-    print(f"hunt: {path} and findings.md")
+    print(f"hunt: {path}, findings.md and triage.txt")
     if interrupted:
         return 130
     if getattr(args, "smoke", False):
