@@ -7,7 +7,9 @@
 # (the hunt's C programs, initramfs-src/hunt-*.c, are static helpers of the
 # lab initramfs already: /bin/hunt-seed-rng, /bin/hunt-probe-*)
 #
-#   /bin/hunt-run              initramfs-src/hunt-run (the guest side of a hunt)
+#   /bin/hunt-run              initramfs-src/hunt-run (the guest side of a hunt),
+#   /bin/hunt-stress-ng, hunt-each, hunt-shuffle   its runners (stress-ng specs,
+#                              selftest commands) and seeded shuffle
 #   /hunt/workloads/NAME       initramfs-src/hunt-workloads/NAME
 #   /bin/trinity, /bin/stress-ng   Debian's binaries (apt: trinity, stress-ng),
 #                              with every shared library ldd lists for them
@@ -75,7 +77,9 @@ add_libs() {  # the shared libraries of an ELF file, once each
 	mkdirs /hunt/workloads
 	mkdirs /hunt/tracing
 	mkdirs /bin
-	echo "file /bin/hunt-run $src/hunt-run 0755 0 0"
+	for s in hunt-run hunt-stress-ng hunt-shuffle hunt-each; do
+		echo "file /bin/$s $src/$s 0755 0 0"
+	done
 	for w in "$src"/hunt-workloads/*; do
 		[ -f "$w" ] && echo "file /hunt/workloads/$(basename "$w") $w 0755 0 0"
 	done
