@@ -154,8 +154,9 @@ booted-test: kernels initramfs
 # Unit tests first (seconds), then the booted harness checks, then the suite,
 # then the run's KTAP (through the tree's kunit.py) and JUnit against its
 # results.json, then the RDS mutant (about a minute; results/latest is its
-# run afterwards).
-test: unit-test booted-test suite results-check mutation-rds
+# run afterwards), then the hunt's smoke on the seeds kernel (under two
+# minutes; its run is under $(RESULTS)/hunt-smoke/).
+test: unit-test booted-test suite results-check mutation-rds hunt-smoke
 
 results-check:
 	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \

@@ -39,7 +39,7 @@ from .console_capture import Cancel, capture_guest, pexpect_available
 from .hunt_console import GuestConsole, read_guest
 from .hunt_coverage import (Coverage, CoverageError, ReachNote, load_notes, probe_offsets)
 from .hunt_findings import Class, Findings, FindingsError, Occurrence, load_rules
-from .hunt_plan import GuestPlan, PlanError, load_workloads, plan_guests
+from .hunt_plan import FOREIGN, GuestPlan, PlanError, load_workloads, plan_guests
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 from .run_dir import open_run_dir
 from .trigger_run import kernel_vmlinux
@@ -207,7 +207,7 @@ def harvest(root: Path, runs: list[dict[str, Any]], rules_path: Path) -> Harvest
         if row["family"] == "calibration":
             calibration = _calibration(console)
         elif hist is not None and hist.complete:
-            coverage.add_histogram(hist, workload)
+            coverage.add_histogram(hist, workload, row["family"] in FOREIGN)
         else:
             why = console.coverage_note or "no histogram on the console (guest cut short?)"
             coverage.guests_without.append(f"{row['id']}: {why}")
@@ -309,14 +309,18 @@ def markdown(d: dict[str, Any]) -> str:
         out.append(f"- {o['title']} ({o['kind']}): {o['count']}x, first "
                    f"{o['first']['log']}:{o['first']['line']} "
                    f"({o['first']['workload']}, seed {o['first']['seed']})")
-    out += ["", "## Coverage", "", cov["summary"], ""]
+    out += ["", "## Coverage", "", cov["summary"], "",
+            "Workloads written elsewhere: trinity, stress-ng, the tree's selftests; "
+            "this lab's own fillers (family lab-probes) are marked where a pair was "
+            "reached by them alone.", ""]
     if cov["measured"]:
         out += ["| cache | region | exposure | overwrite |", "|---|---|---|---|"]
         for c in cov["caches"]:
             cells = []
             for dname in ("exposure", "overwrite"):
                 s = c[dname]
-                cells.append("-" if s is None else f"{s['hits']} ({', '.join(s['workloads'])})")
+                cells.append("-" if s is None else f"{s['hits']} ({', '.join(s['workloads'])})"
+                             + ("" if s["foreign"] else " **lab filler only**"))
             out.append(f"| {c['name']} | {c['useroffset']}+{c['usersize']}/{c['object_size']} "
                        f"| {cells[0]} | {cells[1]} |")
         out += ["", "Never exercised:", ""]
@@ -490,16 +494,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 # -------------------------------------------------------------------- main
-def _positive(value: str) -> float:
-    try:
-        v = float(value)
-    except ValueError:
-        v = 0.0
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
-    return v
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="usercopy-lab hunt", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -514,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
 
     run = sub.add_parser("run", help="boot the hunt's guests and harvest them")
     common(run)
-    run.add_argument("--minutes", type=_positive, default=30.0,
+    run.add_argument("--minutes", type=float, default=30.0,
                      help="wall time to fill with guests (default %(default)s)")
     run.add_argument("-j", "--jobs", type=int, default=2, help="guests at once")
     run.add_argument("--kernel", default="hunt", help="build/kernel-NAME (default hunt)")
@@ -548,6 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "jobs", 1) < 1 or getattr(args, "tries", 1) < 1:
         print("hunt: -j and --tries need at least 1", file=sys.stderr)
+        return 2
+    if not 0 < getattr(args, "minutes", 1.0) < 10**6:      # also NaN and inf
+        print("hunt: --minutes needs a positive number (below a million)", file=sys.stderr)
         return 2
     try:
         return args.func(args)

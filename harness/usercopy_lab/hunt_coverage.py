@@ -203,6 +203,7 @@ class DirectionSeen:
     bytes: int = 0
     comms: dict[str, int] = field(default_factory=dict)
     workloads: set[str] = field(default_factory=set)
+    foreign: bool = False       # seen in a workload written elsewhere
 
 
 @dataclass
@@ -237,7 +238,9 @@ class Coverage:
             self.caches.setdefault(name, CacheCoverage(name, cache.useroffset, cache.usersize,
                                                        cache.object_size))
 
-    def add_histogram(self, hist: Histogram, workload: str) -> None:
+    def add_histogram(self, hist: Histogram, workload: str, foreign: bool) -> None:
+        """One guest's histogram; FOREIGN: its workload was written
+        elsewhere (hunt_plan.FOREIGN), not one of this lab's fillers."""
         self.guests += 1
         self.dropped += hist.dropped or 0
         for e in hist.entries:
@@ -250,6 +253,7 @@ class Coverage:
             seen.hits += e.hits
             seen.bytes += e.bytes
             seen.workloads.add(workload)
+            seen.foreign = seen.foreign or foreign
         for e in hist.tasks:
             cache = self.caches.get(e.cache)
             if cache is not None and e.direction in cache.seen:
@@ -265,21 +269,26 @@ class Coverage:
     def both(self) -> list[str]:
         return sorted(n for n, c in self.caches.items() if all(d in c.seen for d in DIRECTIONS))
 
-    def pairs(self) -> tuple[int, int]:
-        """(exercised, all) (cache, direction) pairs."""
-        seen = sum(len(c.seen) for c in self.caches.values())
+    def pairs(self, foreign_only: bool = False) -> tuple[int, int]:
+        """(exercised, all) (cache, direction) pairs; FOREIGN_ONLY: those a
+        workload written elsewhere exercised (without this lab's fillers)."""
+        seen = sum(1 for c in self.caches.values() for s in c.seen.values()
+                   if s.foreign or not foreign_only)
         return seen, 2 * len(self.caches)
 
     def summary(self) -> str:
         n_pairs, m_pairs = self.pairs()
+        f_pairs, _ = self.pairs(foreign_only=True)
         m = len(self.caches)
-        pct = 100.0 * n_pairs / m_pairs if m_pairs else 0.0
         return (f"exercised {len(self.exercised())} of {m} caches with a region "
                 f"({len(self.both())} in both directions); {n_pairs} of {m_pairs} "
-                f"(cache, direction) pairs = {pct:.1f} %")
+                f"(cache, direction) pairs = {_pct(n_pairs, m_pairs)}, of which "
+                f"{f_pairs} = {_pct(f_pairs, m_pairs)} by workloads written elsewhere "
+                f"alone (without the lab's fillers)")
 
     def to_json(self, notes: list[ReachNote]) -> dict[str, Any]:
         n_pairs, m_pairs = self.pairs()
+        f_pairs, _ = self.pairs(foreign_only=True)
         caches = []
         unexercised = []
         for name in sorted(self.caches):
@@ -298,7 +307,7 @@ class Coverage:
                 else:
                     top = sorted(s.comms.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
                     row[d] = {"hits": s.hits, "bytes": s.bytes,
-                              "workloads": sorted(s.workloads),
+                              "workloads": sorted(s.workloads), "foreign": s.foreign,
                               "tasks": [f"{comm} x{hits}" for comm, hits in top]}
             caches.append(row)
         return {
@@ -313,8 +322,15 @@ class Coverage:
             "exercised_overwrite": self.exercised(DIRECTIONS[1]),
             "exercised_both": self.both(),
             "pairs": {"exercised": n_pairs, "total": m_pairs,
-                      "percent": round(100.0 * n_pairs / m_pairs, 1) if m_pairs else 0.0},
+                      "percent": round(100.0 * n_pairs / m_pairs, 1) if m_pairs else 0.0,
+                      "foreign_only": f_pairs,
+                      "foreign_only_percent": (round(100.0 * f_pairs / m_pairs, 1)
+                                               if m_pairs else 0.0)},
             "caches": caches,
             "unexercised": unexercised,
             "caches_without_region_copied": {k: v for k, v in sorted(self.other.items())},
         }
+
+
+def _pct(n: int, m: int) -> str:
+    return f"{100.0 * n / m:.1f} %" if m else "0.0 %"

@@ -21,6 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 FAMILIES = ("trinity", "stress-ng", "selftests", "lab-probes", "calibration")
+# Workloads written elsewhere (the point of the hunt); "lab-probes" are this
+# lab's own coverage fillers, counted apart (hunt_coverage.Coverage).
+FOREIGN = ("trinity", "stress-ng", "selftests")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # Seconds a guest takes beyond its workload: boot, the audit table, the
 # histogram, power off (measured on the seeds kernel under TCG: 15-25 s).
@@ -44,6 +47,12 @@ class Workload:
     @property
     def counts_for_coverage(self) -> bool:
         return self.family != "calibration"
+
+    @property
+    def foreign(self) -> bool:
+        """Written elsewhere (trinity, stress-ng, the tree's selftests),
+        not one of this lab's fillers."""
+        return self.family in FOREIGN
 
 
 def read_workload(path: Path) -> Workload:

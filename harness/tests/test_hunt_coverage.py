@@ -1,0 +1,92 @@
+"""make hunt's coverage: the kprobe histogram a guest prints, folded
+against the caches with a region of the booted kernel, with the pairs a
+workload written elsewhere reached counted apart from the lab's fillers.
+
+The histogram lines follow kernel/trace/trace_events_hist.c's
+hist_show() output as initramfs-src/hunt-run prefixes them ("cov: "); the
+cache table is the seeds audit console
+(testdata/console-series/seeds/audit-slab-caches.log).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from usercopy_lab.hunt_coverage import Coverage, parse_histogram
+from usercopy_lab.hunt_plan import FOREIGN, load_workloads
+from usercopy_lab.log_reader import split_lines
+from usercopy_lab.slab_audit import parse_console
+
+DATA = Path(__file__).resolve().parent / "testdata"
+AUDIT = DATA / "console-series" / "seeds" / "audit-slab-caches.log"
+WORKLOADS = Path(__file__).resolve().parents[2] / "initramfs-src" / "hunt-workloads"
+P = "usercopy-lab-hunt: cov: "
+
+
+def hist(*entries: tuple[str, int, int], per_task: tuple[str, int, str, int] | None = None):
+    lines = ["usercopy-lab-hunt: coverage begin",
+             P + "# trigger info: hist:keys=cache,to_user:vals=hitcount,bytes:"
+                 "sort=cache,to_user:size=2048 [active]"]
+    lines += [P + f"{{ cache: {c:<20}, to_user: {d} }} hitcount: {h}  bytes: {8 * h}"
+              for c, d, h in entries]
+    lines += [P + "Totals:", P + f"    Hits: {sum(h for _, _, h in entries)}",
+              P + f"    Entries: {len(entries)}", P + "    Dropped: 0"]
+    if per_task:
+        c, d, comm, h = per_task
+        lines += [P + "# trigger info: hist:keys=cache,to_user,common_pid.execname:"
+                      "vals=hitcount:sort=cache,to_user:size=32768 [active]",
+                  P + f"{{ cache: {c}, to_user: {d}, common_pid: {comm}[  81] }} hitcount: {h}",
+                  P + "    Dropped: 3"]
+    return parse_histogram(lines + ["usercopy-lab-hunt: coverage end"])
+
+
+def coverage() -> Coverage:
+    cov = Coverage()
+    cov.add_table(parse_console(split_lines(AUDIT.read_bytes())))
+    return cov
+
+
+def test_a_histogram_is_parsed_with_directions_tasks_and_drops():
+    h = hist(("names_cache", 0, 5), ("kmalloc-64", 1, 2), per_task=("names_cache", 0, "ls", 5))
+    assert h is not None and h.complete and h.hits == 7 and h.dropped == 0
+    assert [(e.cache, e.direction, e.hits, e.bytes) for e in h.entries] == [
+        ("names_cache", "overwrite", 5, 40), ("kmalloc-64", "exposure", 2, 16)]
+    assert [(e.comm, e.hits) for e in h.tasks] == [("ls", 5)]
+    assert h.tasks_dropped == 3
+
+
+def test_a_guest_cut_short_has_an_incomplete_histogram_and_none_without_one():
+    assert parse_histogram(["usercopy-lab-hunt: coverage begin", P + "Totals:"]).complete is False
+    assert parse_histogram(["usercopy-lab-hunt: coverage off: no hunt.probe="]) is None
+
+
+def test_pairs_reached_only_by_the_labs_fillers_are_counted_apart():
+    cov = coverage()
+    m = len(cov.caches)
+    assert m > 10 and "names_cache" in cov.caches      # the seeds kernel's regions
+    cov.add_histogram(hist(("names_cache", 0, 5)), "stress-fs", foreign=True)
+    cov.add_histogram(hist(("names_cache", 1, 1), ("names_cache", 0, 1)), "lab-probes",
+                      foreign=False)
+    assert cov.pairs() == (2, 2 * m)
+    assert cov.pairs(foreign_only=True) == (1, 2 * m)
+    assert cov.both() == ["names_cache"]
+    d = cov.to_json([])
+    row = next(c for c in d["caches"] if c["name"] == "names_cache")
+    assert row["overwrite"]["foreign"] is True and row["exposure"]["foreign"] is False
+    assert row["overwrite"]["workloads"] == ["lab-probes", "stress-fs"]
+    assert d["pairs"]["foreign_only"] == 1 and d["pairs"]["exercised"] == 2
+    assert "of which 1 = " in cov.summary() and "without the lab's fillers" in cov.summary()
+
+
+def test_a_cache_without_a_region_is_listed_apart_and_not_counted():
+    cov = coverage()
+    cov.add_histogram(hist(("no-such-cache", 1, 3)), "trinity", foreign=True)
+    assert cov.pairs()[0] == 0
+    assert cov.other == {"no-such-cache": {"exposure": 3}}
+
+
+def test_only_the_labs_own_families_are_fillers():
+    families = {w.family for w in load_workloads(WORKLOADS).values()}
+    assert "lab-probes" in families and "lab-probes" not in FOREIGN
+    assert {"trinity", "stress-ng", "selftests"} <= set(FOREIGN)
+    for w in load_workloads(WORKLOADS).values():
+        assert w.foreign == (w.family in ("trinity", "stress-ng", "selftests"))
