@@ -284,9 +284,11 @@ hunt-harvest:
 # Part of `make test`: the pipeline on the seeds kernel (which make test
 # builds anyway; variant-seeds.config has the coverage probe's options):
 # the calibration guest and two 30 s workloads, two at once, no selftests.
-hunt-smoke: initramfs $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
+# HUNT_SMOKE_KERNEL=hunt runs it on the hunt kernel instead.
+HUNT_SMOKE_KERNEL ?= seeds
+hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	@scripts/install-deps.sh $(HUNT_TOOLS)
 	@scripts/hunt-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HUNT_SMOKE_INITRAMFS)
-	$(HUNT) run --smoke --kernel seeds --minutes 0.75 -j 2 --guest-seconds 30 \
+	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 0.75 -j 2 --guest-seconds 30 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
 		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke

@@ -399,7 +399,8 @@ def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
 def _smoke_verdict(h: Harvest) -> int:
     """make test's smoke judges the pipeline, not the kernel: every guest
     ended and printed its table, the probe measured coverage in every
-    guest, and the calibration came out.  Findings are reported, not
+    guest and counted the calibration's copies, and the calibration's
+    WARNING was harvested.  Findings are reported, not
     judged (a new one is the hunt's business, not a broken pipeline)."""
     problems = [f"{g['id']}: no END marker" for g in h.guests if not g.get("ended")]
     problems += [f"{g['id']}: no alias table" for g in h.guests if not g.get("alias_table")]
@@ -408,6 +409,9 @@ def _smoke_verdict(h: Harvest) -> int:
         problems.append("coverage measured in no guest")
     if not h.calibration.get("ok"):
         problems.append(f"calibration not as expected: {h.calibration}")
+    if (h.calibration.get("probe_hits") or 0) < 2:      # the probe must have fired
+        problems.append("the coverage kprobe counted no calibration copy "
+                        f"(probe hits {h.calibration.get('probe_hits')})")
     for p in problems:
         print(f"hunt: smoke: {p}", file=sys.stderr)
     print(f"hunt: smoke: {'FAIL' if problems else 'PASS'}")
