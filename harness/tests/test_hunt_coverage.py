@@ -90,3 +90,29 @@ def test_only_the_labs_own_families_are_fillers():
     assert {"trinity", "stress-ng", "selftests"} <= set(FOREIGN)
     for w in load_workloads(WORKLOADS).values():
         assert w.foreign == (w.family in ("trinity", "stress-ng", "selftests"))
+
+
+def _harvest(calibration, guests_without=(), histograms=1):
+    from usercopy_lab.hunt import Harvest
+    from usercopy_lab.hunt_findings import Findings
+    cov = coverage()
+    for _ in range(histograms):
+        cov.add_histogram(hist(("names_cache", 0, 5)), "stress-fs", foreign=True)
+    cov.guests_without += list(guests_without)
+    guests = [{"id": "g000-calibrate", "ended": True, "alias_table": True},
+              {"id": "g001-stress-fs", "ended": True, "alias_table": True}]
+    return Harvest(Findings(), cov, calibration, guests)
+
+
+GOOD = {"ran": True, "ok": True, "warning_harvested": True, "probe_hits": 2}
+
+
+def test_the_smoke_passes_only_when_the_probe_fired_and_the_warning_was_harvested(capsys):
+    from usercopy_lab.hunt import _smoke_verdict
+    assert _smoke_verdict(_harvest(GOOD)) == 0
+    # A calibration guest without a histogram is "ok" for make hunt, not for the smoke.
+    assert _smoke_verdict(_harvest({**GOOD, "probe_hits": None})) == 1
+    assert _smoke_verdict(_harvest({**GOOD, "ok": False, "warning_harvested": False})) == 1
+    assert _smoke_verdict(_harvest(GOOD, histograms=0)) == 1
+    assert _smoke_verdict(_harvest(GOOD, guests_without=["g001: coverage off"])) == 1
+    assert "kprobe counted no calibration copy" in capsys.readouterr().err
