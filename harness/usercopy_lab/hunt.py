@@ -211,16 +211,31 @@ def harvest(root: Path, runs: list[dict[str, Any]], rules_path: Path) -> Harvest
         else:
             why = console.coverage_note or "no histogram on the console (guest cut short?)"
             coverage.guests_without.append(f"{row['id']}: {why}")
-        rows.append({**row, **_guest_summary(console)})
+        rows.append({**row, **_guest_summary(console, row)})
     findings.classify()
     return Harvest(findings, coverage, calibration, rows)
 
 
-def _guest_summary(c: GuestConsole) -> dict[str, Any]:
+def _guest_summary(c: GuestConsole, row: dict[str, Any]) -> dict[str, Any]:
     return {"ended": c.ended, "workload_exit": c.workload_exit, "ran_seconds": c.ran_seconds,
-            "coverage": c.coverage_note, "reports": len(c.reports), "repeats": len(c.repeats),
+            "stopped_early": stopped_early(c, row), "coverage": c.coverage_note,
+            "reports": len(c.reports), "repeats": len(c.repeats),
             "alias_table": c.table is not None, "alias_table_problem": c.table_problem,
             "problems": c.problems, "output_tail": c.output[-8:]}
+
+
+def stopped_early(c: GuestConsole, row: dict[str, Any]) -> str | None:
+    """Why a workload did not fill its seconds (it exited or crashed in
+    less than half of them: its guest's coverage is mostly boot), or None.
+    The calibration is one trigger and ends at once by design."""
+    if row.get("family") == "calibration" or not c.ended:
+        return None
+    planned = int(row.get("seconds") or 0)
+    if c.ran_seconds is None:
+        return "no workload exit line"
+    if planned and c.ran_seconds * 2 < planned:
+        return f"workload exited {c.workload_exit} after {c.ran_seconds} s of {planned} s"
+    return None
 
 
 def _calibration(c: GuestConsole) -> dict[str, Any]:
@@ -326,6 +341,18 @@ def markdown(d: dict[str, Any]) -> str:
         out += ["", "Never exercised:", ""]
         for u in cov["unexercised"]:
             out.append(f"- {u['cache']} {u['direction']}: {u['reach'] or 'no note yet'}")
+    out += ["", "## Guests", ""]
+    troubled = [g for g in d["guests"] if not g.get("ended") or g.get("stopped_early")
+                or not g.get("alias_table") or g.get("problems")]
+    out.append(f"{len(d['guests']) - len(troubled)} of {len(d['guests'])} guests ran their "
+               f"workload to its end and printed their tables" + (":" if not troubled else
+                                                                  "; the others:"))
+    for g in troubled:
+        why = [w for w in (None if g.get("ended") else "no END marker", g.get("stopped_early"),
+                           None if g.get("alias_table") else "no alias table") if w]
+        why += g.get("problems") or []
+        out.append(f"- {g['id']} ({g['workload']}, seed {g['seed']}): {'; '.join(why)} "
+                   f"({g['log']})")
     out += ["", "## Calibration", "", json.dumps(d["calibration"]), ""]
     return "\n".join(out) + "\n"
 
@@ -378,6 +405,9 @@ def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
     for o in h.findings.others.values():
         print(f"  other: {o.title} x{len(o.occurrences)} (first: {o.occurrences[0].workload} "
               f"seed {o.occurrences[0].seed})")
+    for g in h.guests:
+        if g.get("stopped_early"):
+            print(f"hunt: {g['id']} stopped early: {g['stopped_early']} ({g['log']})")
     print(f"hunt: coverage: {h.coverage.summary() if h.coverage.guests else 'not measured'}")
     cal = h.calibration
     if cal.get("ran"):
@@ -404,6 +434,7 @@ def _smoke_verdict(h: Harvest) -> int:
     judged (a new one is the hunt's business, not a broken pipeline)."""
     problems = [f"{g['id']}: no END marker" for g in h.guests if not g.get("ended")]
     problems += [f"{g['id']}: no alias table" for g in h.guests if not g.get("alias_table")]
+    problems += [f"{g['id']}: {g['stopped_early']}" for g in h.guests if g.get("stopped_early")]
     problems += [f"no coverage: {why}" for why in h.coverage.guests_without]
     if not h.coverage.guests:
         problems.append("coverage measured in no guest")
