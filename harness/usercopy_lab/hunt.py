@@ -92,7 +92,7 @@ def with_share(setup: Setup, share: Path) -> Setup:
     """SETUP with a 9p share at SHARE (QEMU -virtfs, mount tag hunt9p)."""
     share.mkdir(parents=True, exist_ok=True)
     return dataclasses.replace(setup, qemu_args=(
-        "-virtfs", f"local,path={share},mount_tag={NINEP_TAG},security_model=none,"
+        "-virtfs", f"local,path={share.resolve()},mount_tag={NINEP_TAG},security_model=none,"
         f"id={NINEP_TAG}"))
 
 
@@ -114,7 +114,8 @@ def make_setup(build: Path, kernel: str, initramfs: Path, accel: str) -> Setup:
     except CoverageError as exc:
         probe, note = "", f"coverage not measured: {exc}"
     chosen = choose_accel(accel, image, initramfs)
-    return Setup(image, initramfs, chosen.accel, probe, note)
+    # Absolute: plan.json records them for a replay from any directory.
+    return Setup(image.resolve(), initramfs.resolve(), chosen.accel, probe, note)
 
 
 # ------------------------------------------------------------------- guests
