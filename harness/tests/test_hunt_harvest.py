@@ -33,3 +33,15 @@ def test_a_run_without_coverage_is_harvested_and_fails_the_smoke(capsys):
     md = markdown(d)
     assert "2 of 3 guests ran their workload to its end" in md
     assert "- g002-trinity (trinity, seed 495399266): workload exited 139" in md
+
+
+def test_a_finite_workload_that_exits_0_early_did_not_stop_early():
+    from usercopy_lab.hunt import stopped_early
+    from usercopy_lab.hunt_console import GuestConsole
+    row = {"family": "lab-probes", "seconds": 30}
+    done = GuestConsole("g.log", ended=True, workload_exit=0, ran_seconds=5)
+    crashed = GuestConsole("g.log", ended=True, workload_exit=139, ran_seconds=5)
+    full = GuestConsole("g.log", ended=True, workload_exit=124, ran_seconds=30)
+    assert stopped_early(done, row) is None and stopped_early(full, row) is None
+    assert stopped_early(crashed, row) == "workload exited 139 after 5 s of 30 s"
+    assert stopped_early(GuestConsole("g.log", ended=True), row) == "no workload exit line"

@@ -226,15 +226,16 @@ def _guest_summary(c: GuestConsole, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def stopped_early(c: GuestConsole, row: dict[str, Any]) -> str | None:
-    """Why a workload did not fill its seconds (it exited or crashed in
+    """Why a workload did not fill its seconds (it failed or crashed in
     less than half of them: its guest's coverage is mostly boot), or None.
-    The calibration is one trigger and ends at once by design."""
+    A workload that exits 0 early has done its finite list (lab-probes,
+    fs-probes); the calibration is one trigger and ends at once by design."""
     if row.get("family") == "calibration" or not c.ended:
         return None
     planned = int(row.get("seconds") or 0)
     if c.ran_seconds is None:
         return "no workload exit line"
-    if planned and c.ran_seconds * 2 < planned:
+    if planned and c.ran_seconds * 2 < planned and c.workload_exit != 0:
         return f"workload exited {c.workload_exit} after {c.ran_seconds} s of {planned} s"
     return None
 
