@@ -64,6 +64,8 @@ help:
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
 	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
 	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
+	@echo "make hunt HUNT_MINUTES=60 HUNT_JOBS=2  trinity/stress-ng/selftests in fallback guests (docs/hunt.md)"
+	@echo "make hunt-replay RUN=.. FINDING=..  boot a hunt's recorded guest again; hunt-harvest RUN=.. re-judges"
 	@echo "make bench           speed (snapshot vs full, -j), in-guest hardening cost, triage MB/s"
 	@echo "make soak N=20       run the suites N times, count verdicts per trigger, fail on a flake"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
