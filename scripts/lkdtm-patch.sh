@@ -29,7 +29,7 @@ TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 TESTS=lkdtm-tests/tests.txt
 LKDTM=drivers/misc/lkdtm
 SELFTESTS=tools/testing/selftests/lkdtm/tests.txt
-PATCH=patches/0010-lkdtm-usercopy-Add-tests-for-the-whitelists-of-real-caches.patch
+PATCH=patches/0011-lkdtm-usercopy-Add-tests-for-the-whitelists-of-real-caches.patch
 # Fixed dates keep the generated patch byte-for-byte reproducible.
 DATE="2026-12-03T12:00:00+0000"
 
@@ -205,8 +205,8 @@ objects the test owns, so a kernel without the check survives them.
 The remaining caches that the whitelisting series and
 commit bf1867db9b85 ("net/rds: Whitelist rdma_cookie and rx_tstamp for
 usercopy") gave a region are private to their subsystem. Their tests
-find the cache by name in the slab cache list, allocate an object from
-it and test the region the cache declares:
+find the cache by name with kmem_cache_find(), allocate an object from
+it and test the region that kmem_cache_usercopy_region() reports:
 
   USERCOPY_WHITELIST_CIFS_REQUEST_*   cifs_request: the whole object
   USERCOPY_WHITELIST_CIFS_SMALL_RQ_*  cifs_small_rq: the whole object
@@ -218,8 +218,8 @@ it and test the region the cache declares:
 caif_create() gives sk_alloc() a struct proto with a region but never
 registers it, so there is no "PF_CAIF" cache: the CAIF sockets come from
 kmalloc() and the declared window is not enforced. The CAIF tests say
-which cache the socket comes from and report FAIL. Tests of subsystems
-that are not built in report XFAIL.
+so and report FAIL. Tests of subsystems that are not built in report
+XFAIL.
 
 For CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC, USERCOPY_KMALLOC_SPLIT_* and
 USERCOPY_KMALLOC_SPLIT_CG_* check that GFP_USERCOPY allocations (without
@@ -230,9 +230,21 @@ object size; they report XFAIL when the option is disabled.
 USERCOPY_KMALLOC_DMA_* check that GFP_DMA wins over GFP_USERCOPY
 (dma-kmalloc-<size>, ZONE_DMA pages), and USERCOPY_MEMDUP_USER_*,
 USERCOPY_VMEMDUP_USER_* and USERCOPY_STRNDUP_USER_* that those helpers'
-buffers come from the cache GFP_USER | GFP_USERCOPY selects. Neighbours
-are found with the cache's object stride (s->size), so the tests also
-work with slub_debug= red zones or tracking.
+buffers come from the cache GFP_USER | GFP_USERCOPY selects. SLOB has
+no kmalloc cache types: there these tests report XFAIL.
+
+USERCOPY_VMALLOC_NO_GUARD_* and USERCOPY_VMALLOC_PERCPU_* copy the last
+64 bytes of vmalloc areas without a guard page, a VM_NO_GUARD mapping
+and the last object of a vmalloc-backed per-cpu chunk, which must not be
+reported, while USERCOPY_VMALLOC still must be. The VM_NO_GUARD tests
+report XFAIL when LKDTM is a module (__vmalloc_node_range() is not
+exported), the per-cpu ones on kernels whose per-cpu chunks do not come
+from vmalloc (!CONFIG_SMP).
+
+The tests use only interfaces exported to modules and no private
+header, so they work with LKDTM built in or as a module. Neighbours are
+found as the closest pair of objects in one slab, so the tests also work
+with slub_debug= red zones or tracking.
 
 The whitelists under test come from the hardened usercopy whitelisting
 series, based on PAX_USERCOPY from the last public grsecurity/PaX patch.
@@ -251,7 +263,7 @@ EOF
 }
 
 generate() {
-	local tree p series=() ours mail report
+	local tree p series=() ours mail report n k
 	[ -r "$TARBALL" ] || die "kernel tarball $TARBALL not found"
 	scratch=$(mktemp -d "${TMPDIR:-/tmp}/lkdtm-patch.XXXXXX")
 	trap 'rm -rf "$scratch"' EXIT
@@ -272,7 +284,11 @@ generate() {
 	done
 
 	# Only the touched files need to be tracked to produce the diff.
+	# The identity of the other patches of the series, not whoever runs
+	# this: the patch must not depend on the caller's git configuration.
 	export GIT_AUTHOR_DATE=$DATE GIT_COMMITTER_DATE=$DATE
+	export GIT_AUTHOR_NAME=usercopy-lab GIT_AUTHOR_EMAIL=usercopy-lab@example.org
+	export GIT_COMMITTER_NAME=usercopy-lab GIT_COMMITTER_EMAIL=usercopy-lab@example.org
 	git -C "$tree" init -q
 	git -C "$tree" add -f drivers/misc/lkdtm "$SELFTESTS"
 	git -C "$tree" commit -qm base
@@ -280,7 +296,16 @@ generate() {
 	git -C "$tree" add -f drivers/misc/lkdtm "$SELFTESTS"
 	git -C "$tree" commit -q -s -F <(commit_message)
 	git -C "$tree" notes add -F <(commit_notes)
+	# Numbered as the other files of patches/: [PATCH k/n], its place in
+	# the series (after the last entry if it is not listed yet).
+	n=${#series[@]}; k=0
+	for p in "${series[@]}"; do
+		k=$((k + 1))
+		[ "$p" = "$ours" ] && break
+	done
+	[ "$k" -gt 0 ] && [ "${series[k-1]}" = "$ours" ] || { n=$((n + 1)); k=$n; }
 	git -C "$tree" format-patch -q --zero-commit --no-signature --notes \
+		--subject-prefix="PATCH $(printf '%0*d/%d' "${#n}" "$k" "$n")" \
 		-o "$scratch/out" -1
 	mail=$(ls "$scratch"/out/*.patch)
 	cp "$mail" "$PATCH"
