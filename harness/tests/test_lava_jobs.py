@@ -127,7 +127,7 @@ def test_lava_log_back_to_a_console_that_matches_its_golden_file(tmp_path):
     console = console_from_lava_log(text)
     assert "USERCOPY-LAB-END trigger=USERCOPY_SLAB_SIZE_TO outcome=killed signal=11" in console
     assert '"lvl"' not in console and "Job finished correctly" not in console
-    assert "kernel BUG at mm/usercopy.c:131!" in console
+    assert "kernel BUG at mm/usercopy.c:132!" in console
     log = tmp_path / "USERCOPY_SLAB_SIZE_TO.log"
     log.write_text(console)
     golden = SUITES["default"].golden()["USERCOPY_SLAB_SIZE_TO"]

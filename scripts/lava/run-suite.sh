@@ -72,9 +72,15 @@ if [ -n "$other" ]; then
 	[ -f "$other" ] || die "$other: no such kernel image"
 	other=$(realpath "$other")
 	args+=(--kernel "file://$other")
-	tag=$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$other")")")")")
+	# The run is named after the kernel: NAME of .../kernel-NAME/arch/*/boot/*,
+	# else the image's file name (a copied mutant: rds-mutant-bzImage).
+	case "$other" in
+	*/kernel-*/arch/*/boot/*) tag=${other%/arch/*}; tag=${tag##*/kernel-} ;;
+	*) tag=$(basename "$other") ;;
+	esac
+	tag=${tag//[^A-Za-z0-9._-]/_}
 	mkdir -p "$results"
-	out=$(realpath "$results")/lava-$suite-on-${tag#kernel-}-$(date +%Y%m%d-%H%M%S)
+	out=$(realpath "$results")/lava-$suite-on-$tag-$(date +%Y%m%d-%H%M%S)
 	run=
 else
 	[ -f "$build/kernel-$kernel/arch/x86/boot/bzImage" ] ||
