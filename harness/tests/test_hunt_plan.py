@@ -77,3 +77,20 @@ def test_unknown_workloads_and_empty_budgets_are_refused():
         plan_guests(workloads, 1, 1, 1, only=["nope"])
     with pytest.raises(PlanError):
         plan_guests(workloads, 0, 1, 1)
+
+
+def test_a_short_hunt_runs_every_workload_once_shortened_in_proportion():
+    workloads = load_workloads(WORKLOADS)
+    hunt = [n for n, w in workloads.items() if w.family != "calibration"]
+    plan = plan_guests(workloads, minutes=15, jobs=2, run_seed=3)
+    assert plan[0].family == "calibration"
+    assert [g.workload for g in plan[1:]] == hunt      # each once, none left out
+    used = sum(g.seconds + GUEST_OVERHEAD for g in plan)
+    assert used <= 15 * 60 * 2 + GUEST_OVERHEAD + 30
+    # proportional: a 120 s workload gets less than a 300 s one
+    by = {g.workload: g.seconds for g in plan}
+    assert by["stress-msg"] < by["trinity"] and min(by.values()) >= 10
+    # a plan whose first round fits is unchanged: own lengths
+    long = plan_guests(workloads, minutes=60, jobs=2, run_seed=3)
+    assert {g.workload: g.seconds for g in long[1:len(hunt) + 1]} == {
+        n: workloads[n].seconds for n in hunt}

@@ -131,13 +131,24 @@ def plan_guests(workloads: dict[str, Workload], minutes: float, jobs: int, run_s
         for w in (w for w in workloads.values() if w.family == "calibration"):
             add(w, w.seconds)
             budget -= w.seconds + GUEST_OVERHEAD
-    # Every chosen workload once when a list was given, then in turn while
-    # a guest of at least MIN_GUEST seconds still fits.
-    least = len(names) if only else 1
+    # Every workload once before any repeats: when their own lengths do not
+    # fit the budget, the first round is shortened in proportion (each
+    # guest at least MIN_GUEST), so that a short hunt still runs every
+    # workload instead of the catalogue's first few at full length.
+    own = {n: guest_seconds or workloads[n].seconds for n in names}
+    first = sum(own.values()) + GUEST_OVERHEAD * len(names)
+    if first > budget:
+        room = max(0, budget - GUEST_OVERHEAD * len(names))
+        scale = room / sum(own.values())
+        own = {n: max(MIN_GUEST, int(s * scale)) for n, s in own.items()}
+    # Every chosen workload once (always when a list was given or the
+    # round was shortened), then in turn while a guest of at least
+    # MIN_GUEST seconds still fits.
+    least = len(names) if only or first > budget else 1
     i = 0
     while True:
         w = workloads[names[i % len(names)]]
-        seconds = guest_seconds or w.seconds
+        seconds = own[w.name] if i < len(names) else (guest_seconds or w.seconds)
         left = budget - GUEST_OVERHEAD
         if i >= least:
             if left < min(seconds, MIN_GUEST):
