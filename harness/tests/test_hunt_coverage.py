@@ -77,6 +77,26 @@ def test_pairs_reached_only_by_the_labs_fillers_are_counted_apart():
     assert "of which 1 = " in cov.summary() and "without the lab's fillers" in cov.summary()
 
 
+def test_caches_by_foreign_workloads_and_pairs_without_a_path_are_figures_apart():
+    from usercopy_lab.hunt_coverage import ReachNote
+    cov = coverage()
+    m = len(cov.caches)
+    cov.add_histogram(hist(("names_cache", 0, 5)), "stress-fs", foreign=True)
+    cov.add_histogram(hist(("mm_struct", 1, 2)), "lab-probes", foreign=False)
+    assert cov.exercised() == ["mm_struct", "names_cache"]
+    assert cov.exercised(foreign_only=True) == ["names_cache"]
+    notes = [ReachNote("dentry", "overwrite", "never written from user space", False),
+             ReachNote("mm_struct", "exposure", "wrongly argued unreachable", False)]
+    d = cov.to_json(notes)
+    assert d["exercised_any_foreign"] == ["names_cache"]
+    # dentry overwrite leaves the denominator; an exercised pair never does
+    assert d["pairs_with_a_path"]["total"] == 2 * m - 1
+    assert d["pairs_with_a_path"]["pathless"] == ["dentry overwrite"]
+    assert d["pairs_with_a_path"]["notes_contradicted"] == ["mm_struct exposure"]
+    assert d["pairs"]["total"] == 2 * m                 # the target's figure is unchanged
+    assert "(0 in both directions; 1 by workloads written elsewhere)" in cov.summary()
+
+
 def test_a_cache_without_a_region_is_listed_apart_and_not_counted():
     cov = coverage()
     cov.add_histogram(hist(("no-such-cache", 1, 3)), "trinity", foreign=True)

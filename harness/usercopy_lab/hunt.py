@@ -340,9 +340,18 @@ def markdown(d: dict[str, Any]) -> str:
                              + ("" if s["foreign"] else " **lab filler only**"))
             out.append(f"| {c['name']} | {c['useroffset']}+{c['usersize']}/{c['object_size']} "
                        f"| {cells[0]} | {cells[1]} |")
+        pw = cov.get("pairs_with_a_path")
+        if pw:
+            out += ["", f"Against the pairs some path of this kernel reaches (the "
+                    f"denominator less {len(pw['pathless'])} pairs a coverage note argues "
+                    f"unreachable): {pw['exercised']} of {pw['total']} = {pw['percent']} %."]
+            if pw["notes_contradicted"]:
+                out.append("Notes contradicted by this hunt (argued unreachable, yet "
+                           "exercised; correct them): " + ", ".join(pw["notes_contradicted"]))
         out += ["", "Never exercised:", ""]
         for u in cov["unexercised"]:
-            out.append(f"- {u['cache']} {u['direction']}: {u['reach'] or 'no note yet'}")
+            tag = "" if u.get("reachable", True) is not False else " (no path: argued)"
+            out.append(f"- {u['cache']} {u['direction']}{tag}: {u['reach'] or 'no note yet'}")
     out += ["", "## Guests", ""]
     troubled = [g for g in d["guests"] if not g.get("ended") or g.get("stopped_early")
                 or not g.get("alias_table") or g.get("problems")]

@@ -261,10 +261,13 @@ class Coverage:
                 comms[e.comm] = comms.get(e.comm, 0) + e.hits
 
     # -- numbers ----------------------------------------------------------
-    def exercised(self, direction: str | None = None) -> list[str]:
-        """Caches with a copy seen in DIRECTION (None: in either)."""
+    def exercised(self, direction: str | None = None, foreign_only: bool = False) -> list[str]:
+        """Caches with a copy seen in DIRECTION (None: in either);
+        FOREIGN_ONLY: seen in a workload written elsewhere."""
         dirs = DIRECTIONS if direction is None else (direction,)
-        return sorted(n for n, c in self.caches.items() if any(d in c.seen for d in dirs))
+        return sorted(n for n, c in self.caches.items()
+                      if any(d in c.seen and (c.seen[d].foreign or not foreign_only)
+                             for d in dirs))
 
     def both(self) -> list[str]:
         return sorted(n for n, c in self.caches.items() if all(d in c.seen for d in DIRECTIONS))
@@ -276,12 +279,31 @@ class Coverage:
                    if s.foreign or not foreign_only)
         return seen, 2 * len(self.caches)
 
+    def pathless(self, notes: list[ReachNote]) -> list[tuple[str, str]]:
+        """The unexercised (cache, direction) pairs whose note says that no
+        path of the kernel makes such a checked copy (reachable = false)."""
+        out = []
+        for name, c in sorted(self.caches.items()):
+            for d in DIRECTIONS:
+                note = note_for(notes, name, d)
+                if d not in c.seen and note is not None and not note.reachable:
+                    out.append((name, d))
+        return out
+
+    def contradicted(self, notes: list[ReachNote]) -> list[tuple[str, str]]:
+        """Exercised pairs whose note says no path reaches them: the note
+        is wrong and must be corrected."""
+        return [(name, d) for name, c in sorted(self.caches.items()) for d in c.seen
+                if (note := note_for(notes, name, d)) is not None and not note.reachable]
+
     def summary(self) -> str:
         n_pairs, m_pairs = self.pairs()
         f_pairs, _ = self.pairs(foreign_only=True)
         m = len(self.caches)
         return (f"exercised {len(self.exercised())} of {m} caches with a region "
-                f"({len(self.both())} in both directions); {n_pairs} of {m_pairs} "
+                f"({len(self.both())} in both directions; "
+                f"{len(self.exercised(foreign_only=True))} by workloads written elsewhere); "
+                f"{n_pairs} of {m_pairs} "
                 f"(cache, direction) pairs = {_pct(n_pairs, m_pairs)}, of which "
                 f"{f_pairs} = {_pct(f_pairs, m_pairs)} by workloads written elsewhere "
                 f"alone (without the lab's fillers)")
@@ -318,6 +340,7 @@ class Coverage:
             "dropped_events": self.dropped,
             "caches_with_region": len(self.caches),
             "exercised_any": self.exercised(),
+            "exercised_any_foreign": self.exercised(foreign_only=True),
             "exercised_exposure": self.exercised(DIRECTIONS[0]),
             "exercised_overwrite": self.exercised(DIRECTIONS[1]),
             "exercised_both": self.both(),
@@ -326,6 +349,16 @@ class Coverage:
                       "foreign_only": f_pairs,
                       "foreign_only_percent": (round(100.0 * f_pairs / m_pairs, 1)
                                                if m_pairs else 0.0)},
+            # The same figure against the pairs some path of the kernel can
+            # reach: the denominator less the unexercised pairs a note
+            # argues unreachable (reachable = false).  Secondary: the
+            # target is measured on "pairs" above.
+            "pairs_with_a_path": {
+                "exercised": n_pairs, "total": m_pairs - len(self.pathless(notes)),
+                "percent": (round(100.0 * n_pairs / (m_pairs - len(self.pathless(notes))), 1)
+                            if m_pairs - len(self.pathless(notes)) else 0.0),
+                "pathless": [f"{c} {d}" for c, d in self.pathless(notes)],
+                "notes_contradicted": [f"{c} {d}" for c, d in self.contradicted(notes)]},
             "caches": caches,
             "unexercised": unexercised,
             "caches_without_region_copied": {k: v for k, v in sorted(self.other.items())},
