@@ -34,6 +34,11 @@
  *            (exposure), 32 .. 4k; needs a regular file on a filesystem
  *            with remap_file_range (XFS: the lab's /data/xfs-seed009 image,
  *            loop-mounted read-only here, or the file given as argv[1]).
+ *  skb_cb    a UDP socket with SO_RXQ_OVFL and the smallest receive
+ *            buffer, overrun over loopback, then read with a control
+ *            buffer: sock_recv_drops() put_cmsg()s
+ *            SOCK_SKB_CB(skb)->dropcount out of skb->cb
+ *            (skbuff_head_cache exposure; put_cmsg() checks the source).
  *  cwd       getcwd() at depths that make paths of 1 .. 4000 bytes:
  *            the path is built in a __getname() buffer and copied out
  *            (names_cache exposure).
@@ -50,9 +55,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -281,6 +289,47 @@ static void dedupe_group(const char *given)
 	report(&g);
 }
 
+static void skb_cb_group(void)
+{
+	struct group g = { .name = "skb_cb" };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int r = socket(AF_INET, SOCK_DGRAM, 0), s = socket(AF_INET, SOCK_DGRAM, 0);
+	int one = 1, small = 1, i, got = 0;
+	char cbuf[256];
+
+	if (r < 0 || s < 0 || setsockopt(r, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) ||
+	    setsockopt(r, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    bind(r, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(r, (struct sockaddr *)&a, &alen) ||
+	    connect(s, (struct sockaddr *)&a, sizeof(a))) {
+		call(&g, 0, "UDP loopback pair: %s", strerror(errno));
+		goto out;
+	}
+	memset(buf, 'u', 1400);
+	for (i = 0; i < 64; i++)        /* overrun: sk_drops > 0 */
+		send(s, buf, 1400, MSG_DONTWAIT);
+	while (recv(r, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	for (i = 0; i < 4; i++) {       /* these carry the drop count in skb->cb */
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *c;
+
+		send(s, buf, 100, 0);
+		if (recvmsg(r, &m, 0) < 0)
+			break;
+		for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+			got += c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL;
+	}
+	call(&g, got > 0, "no SO_RXQ_OVFL control message in 4 datagrams");
+out:
+	close(r);
+	close(s);
+	report(&g);
+}
+
 static void cwd_group(void)
 {
 	struct group g = { .name = "cwd" };
@@ -318,6 +367,7 @@ int main(int argc, char **argv)
 	keys_group();
 	inotify_group();
 	dedupe_group(argc > 1 ? argv[1] : NULL);
+	skb_cb_group();
 	cwd_group();
 	return 0;
 }
