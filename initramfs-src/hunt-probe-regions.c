@@ -14,7 +14,8 @@
  *            copy_to_iter()/copy_from_iter_full() on it: kmalloc-<n>, both
  *            directions, every size 8 .. 8k (the write goes to
  *            vm/drop_caches and is refused by its handler after the copy).
- *  xattr     on a tmpfs: setxattr() of trusted.* values (vmemdup_user():
+ *  xattr     on a tmpfs (on the XFS image below when the tmpfs has no
+ *            xattrs, as on the seeds kernel): setxattr() of trusted.* values (vmemdup_user():
  *            usersized-kmalloc-<n> overwrite), getxattr()/listxattr() with
  *            a buffer of each size (kvzalloc()/kvmalloc() GFP_KERNEL, then
  *            copy_to_user(): kmalloc-<n> exposure).
@@ -33,7 +34,7 @@
  *            (usersized-kmalloc-<n> overwrite) and copies it back
  *            (exposure), 32 .. 4k; needs a regular file on a filesystem
  *            with remap_file_range (XFS: the lab's /data/xfs-seed009 image,
- *            loop-mounted read-only here, or the file given as argv[1]).
+ *            loop-mounted here, or the file given as argv[1]).
  *  skb_cb    a UDP socket with SO_RXQ_OVFL and the smallest receive
  *            buffer, overrun over loopback, then read with a control
  *            buffer: sock_recv_drops() put_cmsg()s
@@ -131,6 +132,8 @@ static void sysctl_group(void)
 	report(&g);
 }
 
+static const char *xfs_mount(void);
+
 static void xattr_group(void)
 {
 	struct group g = { .name = "xattr" };
@@ -147,6 +150,14 @@ static void xattr_group(void)
 	fd = open(f, O_CREAT | O_RDWR, 0644);
 	if (fd >= 0)
 		close(fd);
+	/* a tmpfs without xattrs (no TMPFS_XATTR): the lab's XFS image */
+	if (setxattr(f, "trusted.probe", "x", 1, 0) && errno == EOPNOTSUPP && xfs_mount()) {
+		f = XFS_MNT "/xattr";
+		fd = open(f, O_CREAT | O_RDWR, 0644);
+		if (fd >= 0)
+			close(fd);
+		printf(P "xattr: tmpfs has none, on XFS\n");
+	}
 	for (i = 0; i < NSIZES; i++) {
 		char name[32];
 		ssize_t n;
@@ -242,20 +253,29 @@ static void inotify_group(void)
 	report(&g);
 }
 
+/* The lab's XFS image, mounted read-write once (NULL: not here). */
+static const char *xfs_mount(void)
+{
+	static int state;       /* 0 not tried, 1 mounted, -1 failed */
+	struct stat st;
+
+	if (!state) {
+		state = -1;
+		mkdir(XFS_MNT, 0755);
+		if (!stat(XFS_GZ, &st) &&
+		    !system("gunzip -c " XFS_GZ " > " XFS_IMG " && mount -o loop -t xfs " XFS_IMG
+			    " " XFS_MNT " 2>/dev/null"))
+			state = 1;
+	}
+	return state > 0 ? XFS_MNT : NULL;
+}
+
 /* A regular file on a filesystem with remap_file_range (XFS). */
 static const char *dedupe_file(const char *given)
 {
-	struct stat st;
-
 	if (given)
 		return given;
-	if (stat(XFS_GZ, &st))
-		return NULL;
-	mkdir(XFS_MNT, 0755);
-	if (system("gunzip -c " XFS_GZ " > " XFS_IMG " && mount -o loop,ro -t xfs " XFS_IMG " "
-		   XFS_MNT " 2>/dev/null"))
-		return NULL;
-	return XFS_MNT "/dir/a";
+	return xfs_mount() ? XFS_MNT "/dir/a" : NULL;
 }
 
 static void dedupe_group(const char *given)
@@ -284,8 +304,6 @@ static void dedupe_group(const char *given)
 		     counts[i], strerror(errno));
 	}
 	close(fd);
-	if (!given)
-		umount(XFS_MNT);
 	report(&g);
 }
 
@@ -368,6 +386,8 @@ int main(int argc, char **argv)
 	inotify_group();
 	dedupe_group(argc > 1 ? argv[1] : NULL);
 	skb_cb_group();
+	if (xfs_mount())
+		umount(XFS_MNT);
 	cwd_group();
 	return 0;
 }
