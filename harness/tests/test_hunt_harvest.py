@@ -45,3 +45,14 @@ def test_a_finite_workload_that_exits_0_early_did_not_stop_early():
     assert stopped_early(done, row) is None and stopped_early(full, row) is None
     assert stopped_early(crashed, row) == "workload exited 139 after 5 s of 30 s"
     assert stopped_early(GuestConsole("g.log", ended=True), row) == "no workload exit line"
+
+
+def test_the_triage_table_is_written_with_triages_own_option_defaults(tmp_path):
+    """write_triage builds its arguments with triage's parser: a hand-made
+    Namespace lacked --max-input once triage had it, and every hunt's
+    harvest stopped with an AttributeError (2026-12-05)."""
+    from usercopy_lab.hunt import write_triage
+    out = tmp_path / "triage.txt"
+    write_triage(DATA / "tainted-default-no-coverage" / "hunt" / "guests", out)
+    text = out.read_text()
+    assert "lkdtm" in text.lower() and "distinct signature" in text

@@ -286,9 +286,11 @@ def write_outputs(root: Path, h: Harvest, notes: list[ReachNote], meta: dict[str
 def write_triage(guests: Path, out: Path) -> None:
     """`usercopy-lab triage --syz-titles` over every console of the hunt,
     as anyone would run it on the logs: its table in triage.txt."""
-    ns = argparse.Namespace(json=False, baseline=None, vmlinux=None, golden=None,
-                            syz_titles=True, max_decompressed=triage.DEFAULT_MAX_DECOMPRESSED_MIB,
-                            paths=[guests])
+    # triage's own parser: every option it has keeps its default (a
+    # hand-made Namespace missed --max-input when triage gained it)
+    parser = argparse.ArgumentParser()
+    triage.add_parser(parser.add_subparsers())
+    ns = parser.parse_args(["triage", "--syz-titles", str(guests)])
     with open(out, "w") as f:
         triage._run(ns, f, f)
 
