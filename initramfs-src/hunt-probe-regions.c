@@ -75,7 +75,8 @@
 
 /* kmalloc size classes of x86-64 SLUB (KMALLOC_MIN_SIZE 8, up to 8k). */
 static const size_t sizes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192 };
-#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSIZES ARRAY_SIZE(sizes)
 
 static char buf[65536];
 
@@ -167,7 +168,8 @@ static void xattr_group(void)
 		call(&g, !setxattr(f, name, buf, sizes[i], 0), "setxattr %zu: %s", sizes[i],
 		     strerror(errno));
 		n = getxattr(f, name, buf, sizes[i]);
-		call(&g, n == (ssize_t)sizes[i], "getxattr %zu: %zd %s", sizes[i], n, strerror(errno));
+		call(&g, n == (ssize_t)sizes[i], "getxattr %zu: %zd %s", sizes[i], n,
+		     strerror(errno));
 		n = listxattr(f, buf, sizes[i]);
 		call(&g, n > 0 || errno == ERANGE, "listxattr %zu: %zd %s", sizes[i], n,
 		     strerror(errno));
@@ -233,7 +235,7 @@ static void inotify_group(void)
 		report(&g);
 		return;
 	}
-	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
 		char path[512];
 		int f;
 
@@ -295,7 +297,7 @@ static void dedupe_group(const char *given)
 		report(&g);
 		return;
 	}
-	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(counts); i++) {
 		memset(buf, 0, 4096);
 		r->dest_count = counts[i];
 		for (j = 0; j < counts[i]; j++)
@@ -362,7 +364,7 @@ static void cwd_group(void)
 	memset(name, 'c', 250);
 	name[250] = '\0';
 	for (depth = 0; depth < 15; depth++) {
-		call(&g, getcwd(path, sizeof(path)) != NULL, "getcwd at depth %d: %s", depth,
+		call(&g, !!getcwd(path, sizeof(path)), "getcwd at depth %d: %s", depth,
 		     strerror(errno));
 		len = depth % 3 ? 250 : 7 + depth;
 		name[len] = '\0';
