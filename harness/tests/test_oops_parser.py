@@ -99,12 +99,15 @@ def test_lab_generic_bug_and_exception():
 @pytest.mark.parametrize("name", ["rds_seed011_quoted.log", "rds_seed011_syslog.log"])
 def test_seed_011_rds(name):
     r = one(TRIAGE / name)
-    assert (r.kind, r.direction, r.guilty_frame) == ("usercopy_warn", "exposure", "put_cmsg")
+    # no message line, and put_cmsg is a subsystem helper, not a copy
+    # primitive: no direction (the direction spec of 2026-12-05)
+    assert (r.kind, r.direction, r.direction_source, r.guilty_frame) == (
+        "usercopy_warn", None, None, "put_cmsg")
     assert r.bug_site == "mm/usercopy.c:81"
     assert r.frames[:4] == ["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"]
     assert "__handle_mm_fault" not in r.frames       # '? ' frame dropped
     assert r.truncated                               # the quote ends without an end marker
-    assert r.title == "usercopy: exposure in put_cmsg"
+    assert r.title == "usercopy: violation in put_cmsg"
 
 
 def test_usercopy_warn_with_message():
@@ -241,6 +244,29 @@ def test_gzip_log(tmp_path):
     ("do_usercopy_slab_whitelist", False), ("sg_io", False)])
 def test_plumbing(func, plumbing):
     assert is_plumbing(func) == plumbing
+
+
+@pytest.mark.parametrize("frames,direction", [
+    # the direction spec (docs/triage.md, "Direction"): copy primitives below
+    # the checks, exactly one direction
+    (["__check_object_size", "_copy_to_user", "foo_ioctl"], "exposure"),
+    (["check_object_size", "copy_from_user", "___sys_sendmsg"], "overwrite"),
+    (["__check_object_size", "_copy_to_iter", "copy_page_to_iter", "filemap_read"], "exposure"),
+    (["__check_object_size", "copy_page_from_iter", "generic_perform_write"], "overwrite"),
+    (["__check_object_size", "memdup_user", "foo_ioctl"], "overwrite"),
+    # both directions named: none
+    (["__check_object_size", "_copy_from_user", "foo", "copy_to_user", "bar"], None),
+    # helpers that are not primitives: none (put_cmsg, net/core's simple_copy_to_iter)
+    (["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"], None),
+    (["__check_object_size", "simple_copy_to_iter", "__skb_datagram_iter"], None),
+    # __copy_tofrom_user (powerpc) names both ways: none
+    (["__check_object_size", "__copy_tofrom_user", "foo"], None),
+    # above the checks: the reporting path, not looked at
+    (["copy_to_user", "usercopy_abort", "__check_object_size", "foo"], None),
+    ([], None)])
+def test_infer_direction(frames, direction):
+    from usercopy_lab.report_analysis import _infer_direction
+    assert _infer_direction(frames) == direction
 
 
 def test_every_frame_has_its_address():

@@ -511,14 +511,18 @@ def _first_guilty(frames: list[str]) -> str | None:
 
 
 def _infer_direction(frames: list[str]) -> str | None:
-    for f in frames:
+    """The direction the copy primitives of the trace name, when they name
+    exactly one: frames below the usercopy checks (those above them are the
+    reporting path), every one that is a copy_to_user/copy_from_user-family
+    or iov_iter primitive.  None when none is printed or both directions are."""
+    start = next((i + 1 for i, f in enumerate(frames) if CHECK_FRAME.fullmatch(f)), 0)
+    seen = set()
+    for f in frames[start:]:
         if TO_USER.fullmatch(f):
-            return "exposure"
-        if FROM_USER.fullmatch(f):
-            return "overwrite"
-        if not is_plumbing(f):
-            return None
-    return None
+            seen.add("exposure")
+        elif FROM_USER.fullmatch(f):
+            seen.add("overwrite")
+    return seen.pop() if len(seen) == 1 else None
 
 
 @dataclass
@@ -601,13 +605,20 @@ def analyze(raw: RawReport) -> Report:
     rep.kind = _kind(syz, opener, uc, d)
     if uc is not None:
         rep.direction, rep.object, rep.cache = uc.direction, uc.object, uc.cache
+        rep.direction_source = "printed"
         rep.offset, rep.size = uc.offset, uc.size
     elif rep.kind == "kasan":
         rep.size, rep.cache = d.kasan_size, d.kasan_cache
     if rep.kind.startswith("usercopy"):
         rep.guilty_frame = _first_guilty(rep.frames)
         if rep.direction is None:
-            rep.direction = _cut_direction(lines) or _infer_direction(rep.frames)
+            # what a printed line says; else what the copy primitives say
+            rep.direction = _cut_direction(lines)
+            if rep.direction is not None:
+                rep.direction_source = "printed"
+            else:
+                rep.direction = _infer_direction(rep.frames)
+                rep.direction_source = "inferred" if rep.direction else None
     elif syz.frame:
         rep.guilty_frame = strip_suffix(syz.frame)
     elif rep.kind == "warning" and d.warn_func and not is_plumbing(d.warn_func):

@@ -728,9 +728,24 @@ EXCEPTION_PATH = re.compile(
     r"die|oops_end|bug_handler|program_check_exception|program_check_common|"
     r"dump_stack\w*|show_stack|el1_dbg|el1h_64_sync\w*|do_debug_exception|brk_handler|"
     r"call_break_hook|do_bp|do_trap_break)")
-# the copy helper names the direction when a usercopy message line is lost
-TO_USER = re.compile(r"\w*(?:copy_to_user|copyout|copy_to_iter|put_cmsg|copy_page_to_iter)\w*")
-FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user|copy_page_from_iter)\w*")
+# The copy primitives of each direction, by which a usercopy report whose
+# message line is lost may still say which way the copy went: the
+# copy_to_user / copy_from_user family (any _/__/raw_/arch prefix or
+# _inatomic-like suffix, copyout/copyin, memdup_user and friends), the
+# iov_iter API (lib/iov_iter.c, include/linux/uio.h) and the library
+# wrappers of MACHINERY that copy one way for their caller.  Not a
+# subsystem's helper that calls one (put_cmsg, simple_copy_to_iter): its
+# name is not a primitive's (docs/triage.md, "direction").
+TO_USER = re.compile(
+    r"(?:\w*copy_to_user\w*|copyout(?:_mc|_nofault)?|"
+    r"(?:_*|csum_and_|hash_and_)copy_(?:mc_)?to_iter\w*|copy_(?:page|folio)_to_iter\w*|"
+    r"_*kfifo_to_user\w*|kfifo_copy_to_user|user_regset_copyout\w*|memcpy_to_msg|"
+    r"memcpy_toiovec\w*|simple_read_from_buffer)")
+FROM_USER = re.compile(
+    r"(?:\w*copy_from_user\w*|copyin|(?:_*|csum_and_)copy_from_iter\w*|"
+    r"copy_(?:page|folio)_from_iter\w*|memdup_user\w*|vmemdup_user|strndup_user|"
+    r"strncpy_from_user|_*kfifo_from_user\w*|kfifo_copy_from_user|user_regset_copyin\w*|"
+    r"memcpy_from_msg|memcpy_fromiovec\w*|simple_write_to_buffer)")
 # Where the report's own trace starts and, once it has frames, ends (the
 # end of the task stack, the alloc/free stacks, the panic, a blank line);
 # a powerpc exception frame inside it.  (TRACE_END's blank line is the
