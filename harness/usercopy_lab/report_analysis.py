@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from .frames import Frame, parse_frame, rip_func, strip_suffix
-from .report_formats import (CALL_TRACE, CORRUPTED_LINES, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
+from .report_formats import (CALL_TRACE, CORRUPTED_LINES, CUT_OBJECT, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
                              GROUPS, HANG_ANCHORS, HANG_SKIP, INLINE_COPY, INTERRUPT, MACHINERY,
                              QUESTIONABLE,
                              REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
@@ -421,23 +421,44 @@ class _Usercopy:
     object: str
     cache: str | None
     offset: int | None
-    size: int
+    size: int | None
+    cut: bool = False               # the message stops after its object
 
 
 def _usercopy(lines: list[str]) -> _Usercopy | None:
     for text in lines[:12]:
         if "attempt detected" not in text:
             continue
-        for fmt in _UC_GROUP.formats:
-            m = fmt.title[0].search(text[:MAX_TEXT])
+        uc = _usercopy_line(text)
+        if uc is not None:
+            return uc
+    for text in lines[:12]:
+        if "attempt detected" not in text:
+            continue
+        for kind, pattern in CUT_OBJECT:
+            m = pattern.search(text[:MAX_TEXT])
             if not m:
                 continue
-            if fmt.kind == "usercopy_legacy":
-                typ = m.group(4)
+            if kind == "usercopy_legacy":
+                typ = m.group(2)
                 obj, cache = (typ.strip("<>"), None) if typ.startswith("<") else ("slab object", typ)
-                return _Usercopy(fmt.kind, m.group(1), obj, cache, None, int(m.group(5)))
-            obj, cache = _split_object(m.group(3))
-            return _Usercopy(fmt.kind, m.group(1), obj, cache, int(m.group(4)), int(m.group(5)))
+            else:
+                obj, cache = _split_object(m.group(2))
+            return _Usercopy(kind, m.group(1), obj, cache, None, None, cut=True)
+    return None
+
+
+def _usercopy_line(text: str) -> _Usercopy | None:
+    for fmt in _UC_GROUP.formats:
+        m = fmt.title[0].search(text[:MAX_TEXT])
+        if not m:
+            continue
+        if fmt.kind == "usercopy_legacy":
+            typ = m.group(4)
+            obj, cache = (typ.strip("<>"), None) if typ.startswith("<") else ("slab object", typ)
+            return _Usercopy(fmt.kind, m.group(1), obj, cache, None, int(m.group(5)))
+        obj, cache = _split_object(m.group(3))
+        return _Usercopy(fmt.kind, m.group(1), obj, cache, int(m.group(4)), int(m.group(5)))
     return None
 
 
@@ -653,7 +674,8 @@ def analyze(raw: RawReport) -> Report:
             raw, rep.frames, d.rip, syz))
     else:
         rep.truncated = not rep.frames
-    if raw.cut or (rep.kind.startswith("usercopy") and (uc is None or not rep.guilty_frame)):
+    if raw.cut or (rep.kind.startswith("usercopy") and (uc is None or uc.cut
+                                                      or not rep.guilty_frame)):
         # a usercopy report says what it is by its message and its culprit
         rep.truncated = True
     return rep
@@ -679,6 +701,10 @@ def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
 def _kind(syz: SyzResult, opener: Group | None, uc: _Usercopy | None, d: _Details) -> str:
     if uc is not None:
         return uc.kind
+    if d.rip == "usercopy_abort" and d.bug_site is None:
+        # a BUG() in usercopy_abort whose line names no file (ARM's "Kernel
+        # BUG at usercopy_abort+0x98/0x9c", the message lost)
+        return "usercopy_abort"
     if syz.group is not None:
         kind = syz.fmt.kind if syz.fmt is not None else syz.group.formats[-1].kind
         if kind == "usercopy_abort" and d.rip not in (None, "usercopy_abort"):

@@ -713,6 +713,27 @@ MACHINERY = re.compile(
 TRACE_ENDED = re.compile(r"\s*(?:---\[ end trace|Code: )")
 # A usercopy message cut before its object still says which way the copy went.
 CUT_DIRECTION = re.compile(r"[Kk]ernel memory (exposure|overwrite) attempt detected")
+# A usercopy message cut after its object (no "(offset N, size N)!" or "(N
+# bytes)" follows, on its line or the next): the object it names, when the
+# text left is a whole object of its generation (mm/usercopy.c's names; a
+# slab object with its cache in quotes; the 4.8-4.15 "ADDR (CACHE)").
+CUT_OBJECT = (
+    ("usercopy_warn", re.compile(
+        r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
+        r"detected (?:from|to) ((?:SL[AU]B object '[^']+'|SLUB object not in SLUB page\?!|"
+        r"vmalloc '[^']+'|kernel text|linear kernel text|kernel data|kernel rodata|"
+        r"process stack|page alloc|null address|wrapped address|kmap|vmalloc|"
+        r"spans multiple pages))\s*$")),
+    ("usercopy_abort", re.compile(
+        r"usercopy: Kernel memory (exposure|overwrite) attempt detected (?:from|to) "
+        r"((?:SL[AU]B object '[^']+'|SLUB object not in SLUB page\?!|"
+        r"vmalloc '[^']+'|kernel text|linear kernel text|kernel data|kernel rodata|"
+        r"process stack|page alloc|null address|wrapped address|kmap|vmalloc|"
+        r"spans multiple pages))\s*$")),
+    ("usercopy_legacy", re.compile(
+        r"usercopy: kernel memory (exposure|overwrite) attempt detected (?:from|to) "
+        r"[0-9a-f]+ \(([^()]+)\)\s*$")),
+)
 # The usercopy checks themselves: a frame printed above them in a trace is
 # the reporting path (or an unwinder's guess past a noreturn call, as ARC's
 # "memfd_fcntl+0x0" above usercopy_abort), never the culprit.
