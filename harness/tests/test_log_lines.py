@@ -25,9 +25,58 @@ MSG = "usercopy: Kernel memory exposure attempt detected from SLUB object 'x' (o
     f"2020-12-03T10:00:01,123456+00:00 {MSG}",
     f"\x1b[1;31m[   12.345678] {MSG}\x1b[0m\r\n",
     f"progress 50%\r[   12.345678] {MSG}\r\r\n",
+    # the prefix tables (log_lines.TOOL_PREFIXES, CALLER_IDS)
+    f"kern  :emerg : [   12.345678] {MSG}",          # dmesg -x
+    f"kern  :err   : {MSG}",
+    f"kern  :warn  : [Thu Dec  3 10:00:01 2020] {MSG}",   # dmesg -x -T
+    f"Dec 05 10:00:01.123456 host kernel: {MSG}",    # journalctl -o short-precise
+    f"1733390401.123456 host kernel: {MSG}",          # journalctl -o short-unix
+    f"12-05 10:00:01.123     0     0 I         : [   12.345678] {MSG}",   # adb logcat -b kernel
+    f"\x1b[0;31m[   12.345678][    C1] {MSG}\x1b[0m\r\n",   # serial console, colour, CRLF
 ])
 def test_prefixes_are_stripped(raw):
     assert normalize(raw) == MSG
+
+
+@pytest.mark.parametrize("raw,text,caller", [
+    # MediaTek Android kernels (lines of public boot logs found with find_string,
+    # file ids 4529840031, 3754589398, 1326316584, 22463691302)
+    ("<6>[    0.003219]  (0)[1:swapper/0]ASID allocator initialised with 65536 entries",
+     "ASID allocator initialised with 65536 entries", "T1"),
+    ("<6>[    0.161563] .(0)[1:swapper/0]ASID allocator initialised with 65536 entries",
+     "ASID allocator initialised with 65536 entries", "T1"),
+    ("<4>[    0.159069] -(0)[0:swapper/0]init_heavy_tlb: cpu=6 thresh_l=250",
+     "init_heavy_tlb: cpu=6 thresh_l=250", "T0"),
+    ("[ 44.007872] *(0)[271:kworker/0:2]FG: log_bat_status: soc=3855", "FG: log_bat_status: soc=3855",
+     "T271"),
+    ("[    0.259605] <0>.(0)[1:swapper/0][debug]available DRAM size = 0x20000000",
+     "[debug]available DRAM size = 0x20000000", "T1"),
+    # Samsung Exynos kernels: "[cpu:  comm:  pid]"
+    ("[   12.345678] [3:  kworker/3:1:  123] usercopy: x", "usercopy: x", "T123"),
+    # PRINTK_CALLER
+    ("[   90.782502][ T6513]  do_mount+0xf3/0x110", " do_mount+0xf3/0x110", "T6513"),
+    # the vendor rows need a timestamp before them
+    ("[3:  a:  12] x", "[3:  a:  12] x", None),
+])
+def test_caller_ids(raw, text, caller):
+    ll = parse_line(raw)
+    assert (ll.text, ll.caller) == (text, caller)
+
+
+@pytest.mark.parametrize("raw,text", [
+    # encoding debris (log_lines._MOJIBAKE, _A_INDENT)
+    ("> A check_object_size include/linux/thread_info.h:112 [inline]",
+     "  check_object_size include/linux/thread_info.h:112 [inline]"),
+    ("A A  (ftrace buffer empty)", "A A  (ftrace buffer empty)"),   # not frame-shaped: kept
+    ("A new device is attached", "A new device is attached"),
+    ("[    1.000000] \u00c2\u00a0__check_object_size+0x1/0x2", " __check_object_size+0x1/0x2"),
+    ("FS:\u00c2  00007f", "FS:  00007f"),
+    ("usercopy: Kernel memory exposure attempt detected from SLUB object \u00e2\u20ac\u02dcx\u00e2\u20ac\u2122 (offset 1, size 2)!", MSG),
+    ("usercopy: Kernel memory exposure attempt detected from SLUB object \u2018x\u2019 (offset 1, size 2)!", MSG),
+    ("\ufffd\ufffdfoo+0x1/0x2", "  foo+0x1/0x2"),
+])
+def test_encoding_debris(raw, text):
+    assert normalize(raw) == text
 
 
 def test_frame_indentation_is_kept():
