@@ -57,6 +57,21 @@ def test_prefixes_are_stripped(raw):
     ("[   90.782502][ T6513]  do_mount+0xf3/0x110", " do_mount+0xf3/0x110", "T6513"),
     # the vendor rows need a timestamp before them
     ("[3:  a:  12] x", "[3:  a:  12] x", None),
+    # adb logcat -b kernel, lines of public logs (find_string file ids 44816093736,
+    # 65965174341, 6708245416, 66632743843): Qualcomm's CPU after the time, -v year/uid,
+    # a padded tag, HiSilicon's "s"
+    ("09-06 10:36:55.187     0     0 I         : [    0.000000,0] Booting Linux on physical CPU 0x0",
+     "Booting Linux on physical CPU 0x0", None),
+    ("2026-08-20 18:48:42.342  root     0     0 I         : [    C4] swpm_sp_routine",
+     "swpm_sp_routine", "C4"),
+    ("05-10 17:18:46.510     0     0 I amdgpu  : Topology: Add APU node [0x0:0x0]",
+     "amdgpu: Topology: Add APU node [0x0:0x0]", None),
+    ("10-01 09:30:04.546     0     0 I         : [  253.955444s][pid:1993,cpu0,bms_behavior,4]"
+     "[I/bq25892_charger] vbus mv is 4900mV",
+     "[pid:1993,cpu0,bms_behavior,4][I/bq25892_charger] vbus mv is 4900mV", None),
+    # an app's logcat line is not a kernel line
+    ("08-11 16:11:27.391  5636  5636 D DrivingTextManager: x",
+     "08-11 16:11:27.391  5636  5636 D DrivingTextManager: x", None),
 ])
 def test_caller_ids(raw, text, caller):
     ll = parse_line(raw)
@@ -74,6 +89,8 @@ def test_caller_ids(raw, text, caller):
     ("usercopy: Kernel memory exposure attempt detected from SLUB object \u00e2\u20ac\u02dcx\u00e2\u20ac\u2122 (offset 1, size 2)!", MSG),
     ("usercopy: Kernel memory exposure attempt detected from SLUB object \u2018x\u2019 (offset 1, size 2)!", MSG),
     ("\ufffd\ufffdfoo+0x1/0x2", "  foo+0x1/0x2"),
+    ("a \u00e2\u20ac\u201d b \u00e2\u20ac\u0153q\u00e2\u20ac\u009d \u00e2\u20ac\u201c \u2014",
+     'a - b "q" - -'),
 ])
 def test_encoding_debris(raw, text):
     assert normalize(raw) == text

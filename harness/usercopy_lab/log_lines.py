@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78cDEHM])")
 # C0 controls but TAB and ESC, and DEL: binary junk in a text log
@@ -45,7 +46,9 @@ _HOST_KERNEL = re.compile(r"^\S+ kernel: ?")
 _KMSG = re.compile(r"^\d+,\d+,\d+,[-c+][^;]*;")
 _LEVEL = re.compile(r"^<\d{1,3}>")
 _STAMP = re.compile(
-    rf"^\[(?:\s*\d+\.\d+|{_DAY} {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})\]"
+    # "[   12.345678]"; vendor kernels add the CPU ("[    0.000000,0]", Qualcomm)
+    # or a unit ("[  253.955444s]", HiSilicon)
+    rf"^\[(?:\s*\d+\.\d+(?:,\d+|s)?|{_DAY} {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})\]"
     r"|^\[\](?= )"                       # timestamps cut out by hand: "[] "
     r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+[+-]\d\d:?\d\d(?= )")
 _CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
@@ -68,9 +71,13 @@ TOOL_PREFIXES: tuple[tuple[str, str], ...] = (
     # adb logcat -b kernel, threadtime ("12-05 10:00:01.123     0     0 E         : "):
     # logd files kernel messages under pid 0; the padded tag is empty, or the
     # message's own "subsystem:" (kept)
-    ("logcat -b kernel", r"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\s+0\s+0 [VDIWEFS] (?: +: )?"),
+    # ("-v year": "2026-08-20 ...", "-v uid": "  root     0     0 ")
+    ("logcat -b kernel", r"(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\s+(?:[a-z]\w*\s+)?0\s+0 "
+     r"[VDIWEFS] (?: +: )?"),
 )
 _TOOL = re.compile("^(?:" + "|".join(f"(?:{p})" for _, p in TOOL_PREFIXES) + ")")
+# logcat pads the tag it took from a kernel message ("amdgpu  : Topology")
+_PADDED_TAG = re.compile(r"^([\w.-]+) +: ")
 # What the kernel or a vendor's printk writes after the timestamp to say
 # which task or CPU printed the line: (name, pattern, spaces it puts before
 # the message, whether it needs a timestamp before it).  The pattern's
@@ -99,12 +106,12 @@ _EMPHASIS = re.compile(r"(?:^|(?<=[\s(\[]))\*(?=[^\s*])([^*]*?[^\s*])\*(?=$|[\s)
 # undecodable byte (U+FFFD) in a line's indentation was a non-breaking
 # space.  (pattern, replacement) rows, applied in order to lines that are
 # not ASCII.
-_MOJIBAKE: tuple[tuple[re.Pattern[str], str], ...] = (
+_MOJIBAKE: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile("(?:\u00c3\u201a|\u00c3\u0082)?\u00c2(?:\u00a0| )"), " "),
+    (re.compile("\u00e2\u20ac[\u201c\u201d]|[\u2013\u2014]"), "-"),    # before the quotes
     (re.compile("\u00e2\u20ac[\u02dc\u2122]|[\u2018\u2019]"), "'"),
-    (re.compile("\u00e2\u20ac[\u0153\u009d\u201d]|[\u201c\u201d]"), '"'),
-    (re.compile("\u00e2\u20ac[\u201c\u201d]|[\u2013\u2014]"), "-"),
-    (re.compile("^[\ufffd\s]*\ufffd"), lambda m: " " * len(m.group())),
+    (re.compile("\u00e2\u20ac[\u0153\u009d]|[\u201c\u201d]"), '"'),
+    (re.compile("^[\ufffd\\s]*\ufffd"), lambda m: " " * len(m.group())),
 )
 # A non-breaking space whose "Â" lost its hat ("A " before every frame of a
 # quoted trace): "A " runs in front of what a frame line holds
@@ -157,6 +164,8 @@ def parse_line(raw: str) -> LogLine:
     decoded = False
     if ":" in line[:64] and (m := _TOOL.match(line[:160])):
         line = line[m.end():]
+        if "  :" in line[:40] and (m := _PADDED_TAG.match(line)):
+            line = m.group(1) + ": " + line[m.end():]
         c = line[:1]
         decoded = True
     if not decoded and c not in "[<0123456789" and "] " in line:
