@@ -96,6 +96,14 @@ def test_encoding_debris(raw, text):
     assert normalize(raw) == text
 
 
+def test_indented_hand_cut_stamps():
+    # a stable backport's commit message (tipc, batch 5): "[] " stamps,
+    # the whole excerpt indented by two spaces
+    assert normalize("  [] kernel BUG at mm/usercopy.c:102!") == "kernel BUG at mm/usercopy.c:102!"
+    assert normalize("  []  __check_heap_object+0xd3/0x100") == " __check_heap_object+0xd3/0x100"
+    assert normalize("  [not a stamp] x") == "  [not a stamp] x"
+
+
 def test_frame_indentation_is_kept():
     assert normalize("[    0.528611]  __check_heap_object+0xe4/0x110") == " __check_heap_object+0xe4/0x110"
     assert normalize("Aug 23 10:00:01 h kernel:  <TASK>") == " <TASK>"

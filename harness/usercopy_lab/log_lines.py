@@ -121,6 +121,9 @@ _A_INDENT = re.compile(
     r"^(?:A[ \u00a0])+(?=\s*(?:\?\s+)?[A-Za-z_.$][\w.$]*"
     r"(?:\+0x[0-9a-f]+| \S+\.\w+:\d+| \(\S+\.\w+:\d+))")
 # a printk timestamp inside a line: what precedes it was glued on
+# the indentation before "[] " (timestamps cut out by hand) in an indented
+# excerpt (a commit message's console lines)
+_INDENTED_CUT_STAMP = re.compile(r"^[ \t]+(?=\[\] )")
 _GLUED_STAMP = re.compile(r"(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
 
@@ -173,6 +176,8 @@ def parse_line(raw: str) -> LogLine:
             line = line[m.end():]
         elif (m := _GLUED_STAMP.search(line)) and m.start() > 0 and not _SYSLOG_KERNEL.match(line):
             line = line[m.start():]
+        elif line[:1] in " \t" and (m := _INDENTED_CUT_STAMP.match(line)):
+            line = line[m.end():]       # an indented excerpt's hand-cut "[] " stamps
     stamped = decoded
     m = _SYSLOG_KERNEL.match(line)
     if m:

@@ -481,8 +481,16 @@ def _split_object(text: str) -> tuple[str, str | None]:
     return text, None
 
 
-def main_frames(lines: list[str]) -> list[Frame]:
-    """Reliable frames of the report's own call trace."""
+# A frame line abridged by hand to the function's name, after a "Call
+# Trace:" heading ("   kfifo_copy_to_user", "   copy_header_to_ring   fs/fuse/dev_uring.c:618")
+# (one name on the line: with an underscore, or all lower case)
+BARE_FRAME = re.compile(r"^\s+((?:(?=\w*_)[A-Za-z_]\w*|[a-z][a-z0-9]*)(?:\.[a-z_]+(?:\.\d+)?)*)"
+                        r"(?:\s+\S+\.[ch]:\d+)?\s*$")
+
+
+def main_frames(lines: list[str], guesses: bool = False) -> list[Frame]:
+    """Reliable frames of the report's own call trace (guesses: the "? f"
+    and "(unreliable)" ones too)."""
     start = 0
     for i, text in enumerate(lines):
         if "stack backtrace:" in text:
@@ -494,6 +502,8 @@ def main_frames(lines: list[str]) -> list[Frame]:
     in_trace = False
     headed = False                  # a "Call Trace:" heading was seen
     frozen = False                  # frames without a heading ended
+    printed = False                 # a frame as the kernel prints it was seen
+    bare = False
     for text in lines[start:]:
         if TRACE_HEADING.match(text):
             if taken and headed:
@@ -512,9 +522,16 @@ def main_frames(lines: list[str]) -> list[Frame]:
         if frozen:
             continue
         frame = parse_frame(text)
+        if frame is None and headed and not printed and (m := BARE_FRAME.match(text)):
+            # a trace abridged by hand to bare function names (a commit
+            # message): frames while no printed frame says otherwise
+            frame = Frame(m.group(1), strip_suffix(m.group(1)), None, None, True)
+            bare = True
         if frame is not None:
             in_trace = True
             taken = True
+            printed = printed or not bare
+            bare = False
             segments[-1].append(frame)
             continue
         if in_trace and segments[-1] and (rip_func(text) or INTERRUPT.match(text)):
@@ -522,7 +539,8 @@ def main_frames(lines: list[str]) -> list[Frame]:
             dropped.append(any(EXCEPTION_PATH.fullmatch(f.func) for f in segments[-1]))
             segments.append([])
     dropped.append(False)
-    return [f for seg, drop in zip(segments, dropped) if not drop for f in seg if f.reliable]
+    return [f for seg, drop in zip(segments, dropped) if not drop for f in seg
+            if f.reliable or guesses]
 
 
 def _first_guilty(frames: list[str]) -> str | None:
@@ -632,6 +650,13 @@ def analyze(raw: RawReport) -> Report:
         rep.size, rep.cache = d.kasan_size, d.kasan_cache
     if rep.kind.startswith("usercopy"):
         rep.guilty_frame = _first_guilty(rep.frames)
+        if rep.guilty_frame is None and not rep.frames:
+            # every frame printed is a guess ("? f": an unwinder that lost
+            # the frame pointers, int80 emulation): the guesses are all the
+            # trace says; the culprit is the first after the last check
+            guessed = [f.func for f in main_frames(lines, guesses=True)]
+            last = max((i for i, f in enumerate(guessed) if CHECK_FRAME.fullmatch(f)), default=-1)
+            rep.guilty_frame = _first_guilty(guessed[last + 1:]) if last >= 0 else None
         if rep.direction is None:
             # what a printed line says; else what the copy primitives say
             rep.direction = _cut_direction(lines)
@@ -669,15 +694,16 @@ def analyze(raw: RawReport) -> Report:
     # know the layout, ours count: a trace without any heading (riscv's
     # die(), ARM's unwinder in 6.1), or a faulting-function line its RIP
     # pattern does not read (mips "epc   :", s390 "Krnl PSW").
-    if syz.group is not None:
-        rep.truncated = syz.corrupted and not (syz.frames_only and _layout_unknown_to_syz(
-            raw, rep.frames, d.rip, syz))
+    if rep.kind.startswith("usercopy"):
+        # a usercopy report says what it is by its message and its culprit;
+        # syzkaller's corruption verdict is about its own title (a layout
+        # it does not read, a frame it would skip), not these
+        rep.truncated = raw.cut or uc is None or uc.cut or not rep.guilty_frame
+    elif syz.group is not None:
+        rep.truncated = raw.cut or syz.corrupted and not (
+            syz.frames_only and _layout_unknown_to_syz(raw, rep.frames, d.rip, syz))
     else:
-        rep.truncated = not rep.frames
-    if raw.cut or (rep.kind.startswith("usercopy") and (uc is None or uc.cut
-                                                      or not rep.guilty_frame)):
-        # a usercopy report says what it is by its message and its culprit
-        rep.truncated = True
+        rep.truncated = raw.cut or not rep.frames
     return rep
 
 

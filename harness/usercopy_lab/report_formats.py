@@ -211,7 +211,6 @@ class Group:
     # "WARNING: ... at mm/usercopy.c" (MIPS prints the WARNING first)
     joins: re.Pattern[str] | None = None
 
-
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
       detail: str | tuple[str, ...] = (), stack: Stack | None = None,
       alt: tuple[str, ...] = (), no_stack_trace: bool = False,
@@ -679,8 +678,9 @@ ROOT_FRAME = re.compile(
     r"(?:entry_SYSCALL\w*|entry_SYSENTER\w*|entry_INT80\w*|ret_from_fork\w*|el0t_\w+|"
     r"el0_svc\w*|ret_fast_syscall|start_kernel|secondary_startup\w*|cpu_startup_entry|"
     r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init|"
-    # ARC's trap entry (syscalls come in through it)
-    r"EV_Trap)")
+    # ARC's trap entry (syscalls come in through it); ia64's kernel-thread
+    # entry and system-call return
+    r"EV_Trap|call_payload|ia64_ret_from_syscall)")
 # Frames of the usercopy checks and copy helpers and of the reporting
 # machinery (dump_stack, WARN/BUG/panic, sanitizers, fault entry): never
 # the culprit of a usercopy report (the first frame after them is).
