@@ -140,7 +140,8 @@ triage:
 
 # The triage corpora (syzkaller's report corpus, syzbot's mails from public
 # list mirrors) into build/corpora, where `make test` and `make bench` find
-# them; needs a network that reaches github.com (~2 GB of mirrors).
+# them; needs a network that reaches github.com (~2 GB of mirrors), or
+# MIRRORS=DIR of local git mirrors (scripts/fetch-corpora.sh says how).
 .PHONY: corpora mail-corpus
 CORPORA ?= build/corpora
 corpora:
