@@ -25,7 +25,7 @@ XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
 # Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
 # lab.config + kernel-config/variant-NAME.config
-KERNEL_VARIANTS := default $(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
+KERNEL_VARIANTS := default $(filter-out hunt,$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config)))
 KERNEL      ?= default
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
@@ -68,6 +68,8 @@ help:
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
 	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
 	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
+	@echo "make hunt HUNT_MINUTES=60 HUNT_JOBS=2  trinity/stress-ng/selftests in fallback guests (docs/hunt.md)"
+	@echo "make hunt-replay RUN=.. FINDING=..  boot a hunt's recorded guest again; hunt-harvest RUN=.. re-judges"
 	@echo "make bench           speed (snapshot vs full, -j), in-guest hardening cost, triage MB/s"
 	@echo "make soak N=20       run the suites N times, count verdicts per trigger, fail on a flake"
 	@echo "make clean           remove kernel build outputs (keeps the extracted tree, ccache)"
@@ -86,6 +88,15 @@ $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 		$(wildcard kernel-config/variant-$*.config)
 	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage
+	@echo "kernel: $@"
+
+# The hunt kernel (make hunt, docs/hunt.md) is the seeds kernel plus
+# variant-hunt.config: three fragments, and not one of `make kernels`.
+$(BUILD)/kernel-hunt/arch/x86/boot/bzImage: tree FORCE
+	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-hunt kernel-config/lab.config \
+		kernel-config/variant-seeds.config kernel-config/variant-hunt.config
+	+@scripts/kbuild-progress.py hunt $(BUILD_ABS)/kernel-hunt -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-hunt CC="ccache gcc" -j$(JOBS) bzImage
 	@echo "kernel: $@"
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
@@ -129,7 +140,8 @@ triage:
 
 # The triage corpora (syzkaller's report corpus, syzbot's mails from public
 # list mirrors) into build/corpora, where `make test` and `make bench` find
-# them; needs a network that reaches github.com (~2 GB of mirrors).
+# them; needs a network that reaches github.com (~2 GB of mirrors), or
+# MIRRORS=DIR of local git mirrors (scripts/fetch-corpora.sh says how).
 .PHONY: corpora mail-corpus
 CORPORA ?= build/corpora
 corpora:
@@ -170,8 +182,9 @@ booted-test: kernels initramfs
 # Unit tests first (seconds), then the hostile inputs, the booted harness checks, the suite,
 # then the run's KTAP (through the tree's kunit.py) and JUnit against its
 # results.json, then the RDS mutant (about a minute; results/latest is its
-# run afterwards).
-test: unit-test fuzz-inputs booted-test suite results-check mutation-rds
+# run afterwards), then the hunt's smoke on the seeds kernel (under two
+# minutes; its run is under $(RESULTS)/hunt-smoke/).
+test: unit-test fuzz-inputs booted-test suite results-check mutation-rds hunt-smoke
 
 results-check:
 	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \
@@ -293,3 +306,58 @@ distclean:
 	rm -rf $(BUILD) $(RESULTS)
 
 FORCE:
+
+# ---- make hunt: workloads written elsewhere in fallback guests (docs/hunt.md) ----
+# HUNT_MINUTES of wall time with HUNT_JOBS guests at once on the hunt kernel
+# (kernel-config/variant-hunt.config); HUNT_SEED replans the same guests;
+# HUNT_WORKLOADS limits the workloads (initramfs-src/hunt-workloads/).
+HUNT_MINUTES ?= 60
+HUNT_JOBS ?= 2
+HUNT_KERNEL ?= hunt
+HUNT_SEED ?=
+HUNT_WORKLOADS ?=
+HUNT_INITRAMFS := $(BUILD)/initramfs-hunt.cpio
+HUNT_SMOKE_INITRAMFS := $(BUILD)/initramfs-hunt-smoke.cpio
+HUNT_SELFTESTS := $(BUILD)/hunt-selftests
+HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
+HUNT := $(PYTHON) -m usercopy_lab.hunt
+
+.PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke
+
+$(HUNT_SELFTESTS)/install: scripts/hunt-selftests.sh | tree
+	scripts/hunt-selftests.sh $(TREE) $(HUNT_SELFTESTS)
+
+initramfs-hunt: initramfs $(HUNT_SELFTESTS)/install
+	@scripts/install-deps.sh $(HUNT_TOOLS)
+	@scripts/hunt-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HUNT_INITRAMFS) $(HUNT_SELFTESTS)/install
+
+hunt: initramfs-hunt
+	+$(MAKE) kernel KERNEL=$(HUNT_KERNEL)
+	$(HUNT) run --minutes $(HUNT_MINUTES) -j $(HUNT_JOBS) --kernel $(HUNT_KERNEL) \
+		--build-dir $(BUILD) --initramfs $(HUNT_INITRAMFS) --results $(RESULTS) \
+		$(if $(HUNT_SEED),--seed $(HUNT_SEED)) $(foreach w,$(HUNT_WORKLOADS),--workload $(w))
+
+# Boots the recorded guests again: RUN=results/<run> FINDING=U-... or GUEST=g001-...
+hunt-replay:
+	@[ -n "$(RUN)" ] && [ -n "$(FINDING)$(GUEST)" ] || \
+		{ echo "usage: make hunt-replay RUN=results/<run> FINDING=U-... | GUEST=g001-..."; exit 2; }
+	$(HUNT) replay $(RUN) $(foreach f,$(FINDING),--finding $(f)) $(foreach g,$(GUEST),--guest $(g)) \
+		--results $(RESULTS)
+
+# The findings of a hunt again from its consoles (after editing
+# expected-oops/hunt/classifications.toml): RUN=results/<run>
+hunt-harvest:
+	@[ -n "$(RUN)" ] || { echo "usage: make hunt-harvest RUN=results/<run>"; exit 2; }
+	$(HUNT) harvest $(RUN)
+
+# Part of `make test`: the pipeline on the seeds kernel (which make test
+# builds anyway; variant-seeds.config has the coverage probe's options):
+# the calibration guest and two 30 s workloads, two at once, no selftests.
+# HUNT_SMOKE_KERNEL=hunt runs it on the hunt kernel instead.
+HUNT_SMOKE_KERNEL ?= seeds
+hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
+	@scripts/install-deps.sh $(HUNT_TOOLS)
+	@scripts/hunt-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HUNT_SMOKE_INITRAMFS)
+	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 0.75 -j 2 --guest-seconds 30 \
+		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
+		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke

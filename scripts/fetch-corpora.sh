@@ -14,6 +14,12 @@
 # Needs git and a network that reaches github.com: it only works where the
 # network allows (the lab's CI machine has no such network; there the tests
 # say they were skipped).  Re-running fetches only what is missing.
+#
+# MIRRORS=DIR uses local git mirrors instead of the network: DIR/OWNER+NAME/repo
+# (or DIR/NAME.git, DIR/NAME) for google/syzkaller and for each list mirror
+# (e.g. MIRRORS=/work/.mirror where the mirrors were fetched beforehand).  The
+# syzkaller corpus is then read out of the mirror at the same commit, and the
+# mails are built from the mirrors where they are, without cloning.
 set -euo pipefail
 
 SYZKALLER_URL=https://github.com/google/syzkaller
@@ -22,6 +28,28 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-$here/build/corpora}
 mkdir -p "$dest"
 
+local_git() { # local_git OWNER NAME: a git directory of that repository under $MIRRORS
+	local c
+	[ -n "${MIRRORS:-}" ] || return 1
+	for c in "$MIRRORS/$1+$2/repo" "$MIRRORS/$2.git" "$MIRRORS/$2/.git" "$MIRRORS/$2"; do
+		if git -C "$c" rev-parse --git-dir >/dev/null 2>&1; then echo "$c"; return 0; fi
+	done
+	return 1
+}
+
+if [ ! -d "$dest/syzkaller-report" ] && syz_git=$(local_git google syzkaller); then
+	echo "fetch-corpora: syzkaller $SYZKALLER_COMMIT from the local mirror $syz_git"
+	git -C "$syz_git" cat-file -e "$SYZKALLER_COMMIT^{commit}" ||
+		{ echo "fetch-corpora: $syz_git lacks $SYZKALLER_COMMIT" >&2; exit 1; }
+	tmp=$(mktemp -d "$dest/.syzkaller.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	# the tree itself, not a pathspec: a partial mirror may lack other blobs
+	mkdir "$tmp/report"
+	git -C "$syz_git" archive "$SYZKALLER_COMMIT:pkg/report/testdata/linux/report" | tar -x -C "$tmp/report"
+	mv "$tmp/report" "$dest/syzkaller-report"
+	rm -rf "$tmp"
+	trap - EXIT
+fi
 if [ ! -d "$dest/syzkaller-report" ]; then
 	echo "fetch-corpora: syzkaller $SYZKALLER_COMMIT (pkg/report/testdata/linux/report)"
 	tmp=$(mktemp -d "$dest/.syzkaller.XXXXXX")
@@ -38,6 +66,11 @@ if [ ! -d "$dest/syzkaller-report" ]; then
 fi
 echo "fetch-corpora: syzkaller corpus: $(ls "$dest/syzkaller-report" | wc -l) files in $dest/syzkaller-report"
 
-mkdir -p "$dest/mirrors"
-python3 "$here/scripts/mail-corpus.py" build --clone --mirrors "$dest/mirrors" --out "$dest/mail" ||
+if [ -n "${MIRRORS:-}" ]; then
+	mirror_args=(--mirrors "$MIRRORS")
+else
+	mkdir -p "$dest/mirrors"
+	mirror_args=(--clone --mirrors "$dest/mirrors")
+fi
+python3 "$here/scripts/mail-corpus.py" build "${mirror_args[@]}" --out "$dest/mail" ||
 	{ echo "fetch-corpora: mail corpus not built (no network?)" >&2; exit 1; }

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.golden import GoldenError, load, load_dir
+from usercopy_lab.hunt_coverage import load_notes
+from usercopy_lab.hunt_findings import load_rules
 from usercopy_lab.trigger_run import evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,8 +217,14 @@ def test_tests_txt_expected_text_must_be_on_the_console():
 
 
 def test_every_golden_directory_loads():
+    # expected-oops/hunt holds the hunt's judgements (classifications and
+    # coverage notes, TOML), not golden files: it must load as those.
     for suite_dir in (REPO / "expected-oops").iterdir():
-        if suite_dir.is_dir():
+        if suite_dir.name == "hunt":
+            assert not load_dir(suite_dir)
+            load_rules(suite_dir / "classifications.toml")
+            load_notes(suite_dir / "coverage-notes.toml")
+        elif suite_dir.is_dir():
             assert load_dir(suite_dir)
 
 

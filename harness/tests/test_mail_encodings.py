@@ -91,3 +91,33 @@ def test_a_line_ending_in_equals_at_the_encoder_width_is_the_accepted_risk():
     line = "[    3.000000] a kernel line that is exactly seventy-six characters, params="
     assert len(line) == 76
     assert logical([line, "x"]) == [line[:-1] + "x"]
+
+
+def test_soft_break_after_a_space_at_the_full_width():
+    # Bert Karwatzki's 2024 LKML report (batch 5): the encoder broke right
+    # after "SLUB object " at 76 characters, before any other QP sign
+    first = "[T34926] usercopy: Kernel memory overwrite attempt detected to SLUB object ="
+    assert len(first) == 76
+    assert logical([first, "'task_struct' (offset 3072, size 160)!"]) == [
+        first[:-1] + "'task_struct' (offset 3072, size 160)!"]
+    # narrower, or without the space: not on its own
+    assert logical(["short line that ends in an equals sign =", "x"]) == [
+        "short line that ends in an equals sign =", "x"]
+
+
+def test_message_by_the_task_and_bug_by_the_cpu_are_one_report():
+    # riscv64 6.5 (a kdump blog post, batch 5): PRINTK_CALLER says T929 for
+    # the message and C1 for the BUG that die() prints from the trap
+    lines = ["[ 1558.887710][  T929] usercopy: Kernel memory exposure attempt detected from SLUB "
+             "object 'kmem_cache_node' (offset 0, size 4096)!",
+             "[ 1558.894365][    C1] ------------[ cut here ]------------",
+             "[ 1558.894460][    C1] kernel BUG at mm/usercopy.c:102!",
+             "[ 1558.894738][    C1] Kernel BUG [#1]",
+             "[ 1558.897545][    C1] [<ffffffff80954c82>] usercopy_abort+0x78/0x7a",
+             "[ 1558.897676][    C1] [<ffffffff8028f8ce>] __check_heap_object+0x120/0x156",
+             "[ 1558.897700][    C1] [<ffffffff802bd238>] __check_object_size+0x30e/0x3ca",
+             "[ 1558.897717][    C1] [<ffffffff8000c44c>] copy_oldmem_page+0x5e/0x9a",
+             "[ 1558.897898][    C1] [<ffffffff80003c14>] ret_from_exception+0x0/0x64",
+             "[ 1558.912429][    C1] ---[ end trace 0000000000000000 ]---"]
+    reps = [r for r in iter_reports(lines) if r.kind.startswith("usercopy")]
+    assert [(r.cache, r.guilty_frame) for r in reps] == [("kmem_cache_node", "copy_oldmem_page")]

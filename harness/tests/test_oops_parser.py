@@ -99,12 +99,15 @@ def test_lab_generic_bug_and_exception():
 @pytest.mark.parametrize("name", ["rds_seed011_quoted.log", "rds_seed011_syslog.log"])
 def test_seed_011_rds(name):
     r = one(TRIAGE / name)
-    assert (r.kind, r.direction, r.guilty_frame) == ("usercopy_warn", "exposure", "put_cmsg")
+    # no message line, and put_cmsg is a subsystem helper, not a copy
+    # primitive: no direction (the direction spec of 2026-12-05)
+    assert (r.kind, r.direction, r.direction_source, r.guilty_frame) == (
+        "usercopy_warn", None, None, "put_cmsg")
     assert r.bug_site == "mm/usercopy.c:81"
     assert r.frames[:4] == ["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"]
     assert "__handle_mm_fault" not in r.frames       # '? ' frame dropped
     assert r.truncated                               # the quote ends without an end marker
-    assert r.title == "usercopy: exposure in put_cmsg"
+    assert r.title == "usercopy: violation in put_cmsg"
 
 
 def test_usercopy_warn_with_message():
@@ -241,6 +244,67 @@ def test_gzip_log(tmp_path):
     ("do_usercopy_slab_whitelist", False), ("sg_io", False)])
 def test_plumbing(func, plumbing):
     assert is_plumbing(func) == plumbing
+
+
+@pytest.mark.parametrize("frames,direction", [
+    # the direction spec (docs/triage.md, "Direction"): copy primitives below
+    # the checks, exactly one direction
+    (["__check_object_size", "_copy_to_user", "foo_ioctl"], "exposure"),
+    (["check_object_size", "copy_from_user", "___sys_sendmsg"], "overwrite"),
+    (["__check_object_size", "_copy_to_iter", "copy_page_to_iter", "filemap_read"], "exposure"),
+    (["__check_object_size", "copy_page_from_iter", "generic_perform_write"], "overwrite"),
+    (["__check_object_size", "memdup_user", "foo_ioctl"], "overwrite"),
+    # both directions named: none
+    (["__check_object_size", "_copy_from_user", "foo", "copy_to_user", "bar"], None),
+    # helpers that are not primitives: none (put_cmsg, net/core's simple_copy_to_iter)
+    (["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"], None),
+    (["__check_object_size", "simple_copy_to_iter", "__skb_datagram_iter"], None),
+    # __copy_tofrom_user (powerpc) names both ways: none
+    (["__check_object_size", "__copy_tofrom_user", "foo"], None),
+    # above the checks: the reporting path, not looked at
+    (["copy_to_user", "usercopy_abort", "__check_object_size", "foo"], None),
+    ([], None)])
+def test_infer_direction(frames, direction):
+    from usercopy_lab.report_analysis import _infer_direction
+    assert _infer_direction(frames) == direction
+
+
+@pytest.mark.parametrize("line,func", [
+    # the crash utility's bt (a RHEL arm64 vmcore, linux-raid 2025; batch 5)
+    ("#15 [ffff800009d4fab0] simple_copy_to_iter at ffffdf7f6c3a93ec", "simple_copy_to_iter"),
+    ("  #9 [ffff800009d4f870] el1_dbg at ffffdf7f6c5b60b0", "el1_dbg"),
+    ("#21 [ffff800009d4fd10] nvmet_tcp_io_work at ffffdf7f16412248 [nvmet_tcp]", "nvmet_tcp_io_work"),
+])
+def test_crash_utility_frames(line, func):
+    from usercopy_lab.frames import parse_frame
+    f = parse_frame(line)
+    assert f is not None and (f.func, f.reliable) == (func, True)
+
+
+def test_bare_function_names_after_a_heading_are_frames():
+    """A trace abridged by hand to function names (an Aspeed commit, a fuse
+    patch of batch 5); not when the trace has printed frames."""
+    from usercopy_lab.report_analysis import main_frames
+    lines = ["kernel BUG at mm/usercopy.c!", "Call trace:", " usercopy_abort", " __check_heap_object",
+             " __check_object_size", " copy_header_to_ring          fs/fuse/dev_uring.c:618",
+             " ...", " entry_SYSCALL_64_after_hwframe", "", "Prose follows."]
+    assert [f.func for f in main_frames(lines)] == [
+        "usercopy_abort", "__check_heap_object", "__check_object_size", "copy_header_to_ring",
+        "entry_SYSCALL_64_after_hwframe"]
+    printed = ["Call Trace:", " __check_object_size+0x1/0x2", " Serialize", " foo_bar"]
+    assert [f.func for f in main_frames(printed)] == ["__check_object_size"]
+
+
+def test_all_guessed_frames_give_the_culprit_when_nothing_else_does():
+    """x86 with every frame a "? " guess (int80 emulation, batch 5)."""
+    lines = ["usercopy: Kernel memory overwrite attempt detected to SLUB object 'task_struct' "
+             "(offset 3072, size 160)!", "kernel BUG at mm/usercopy.c:102!",
+             "RIP: 0010:usercopy_abort+0x73/0x75", "Call Trace:", " <TASK>",
+             " ? __die+0x51/0x92", " ? usercopy_abort+0x73/0x75", " ? __check_heap_object+0x7d/0xa0",
+             " ? __check_object_size+0x1f9/0x210", " ? copy_from_buffer+0x40/0x60",
+             " ? copy_uabi_to_xstate+0xe1/0x1e0", " </TASK>", "---[ end trace 0000000000000000 ]---"]
+    (r,) = [r for r in iter_reports(lines) if r.kind.startswith("usercopy")]
+    assert (r.frames, r.guilty_frame, r.truncated) == ([], "copy_from_buffer", False)
 
 
 def test_every_frame_has_its_address():

@@ -10,7 +10,8 @@ testdata (relative to the fixture).  Expectations, per report in order:
   REPORT: i            starts the expectations of report i (1-based)
   LINE, KIND, TITLE, SYZ (syz_title), GUILTY, TRUNCATED (Y/N),
   SECONDARY (Y/N), DIRECTION, OBJECT, CACHE, OFFSET, SIZE (usercopy
-  reports), FRAMES (the reliable frames of the report's own trace)
+  reports), DIRECTION_SOURCE (usercopy reports, optional: printed,
+  inferred or empty), FRAMES (the reliable frames of the report's own trace)
 
 Every key written must match exactly.  UPDATE_FIXTURES=1 rewrites the
 expectation lines from what the parser says now (comments and LOG: kept),
@@ -84,6 +85,7 @@ def observed(rep: Report) -> dict[str, str]:
         for key in USERCOPY_KEYS:
             value = getattr(rep, key.lower())
             out[key] = "" if value is None else str(value)
+        out["DIRECTION_SOURCE"] = rep.direction_source or ""
     out["FRAMES"] = " ".join(rep.frames)
     return out
 

@@ -30,7 +30,7 @@ def test_table_one_row_per_signature(capsys):
     assert len(rows) == 2
     assert rows[0].split()[:2] == ["2", "usercopy_abort"]
     assert "journalctl_slub_kmalloc.log:2" in rows[0]
-    assert "usercopy: exposure in put_cmsg" in rows[1] and "[truncated]" in rows[1]
+    assert "usercopy: violation in put_cmsg" in rows[1] and "[truncated]" in rows[1]
     assert "3 report(s), 2 distinct signature(s)" in out
 
 
@@ -38,12 +38,14 @@ def test_json_one_object_per_report(capsys):
     rc, out, _ = cli(capsys, "--json", TRIAGE / "rds_seed011_quoted.log", TRIAGE / "journalctl_slub_kmalloc.log")
     objs = [json.loads(l) for l in out.splitlines()]
     assert rc == 0 and len(objs) == 3
-    keys = {"file", "line", "kind", "direction", "object", "cache", "offset", "size",
+    keys = {"file", "line", "kind", "direction", "direction_source", "object", "cache", "offset", "size",
             "guilty_frame", "frames", "kernel", "truncated", "title", "signature"}
     assert all(keys <= o.keys() for o in objs)
     rds = objs[0]
-    assert (rds["kind"], rds["direction"], rds["guilty_frame"]) == ("usercopy_warn", "exposure", "put_cmsg")
+    assert (rds["kind"], rds["direction"], rds["direction_source"], rds["guilty_frame"]) == (
+        "usercopy_warn", None, None, "put_cmsg")
     assert objs[1]["size"] == 80 and objs[2]["size"] == 96
+    assert objs[1]["direction_source"] == objs[2]["direction_source"] == "printed"
 
 
 def test_baseline_from_logs_new_still_gone(capsys):

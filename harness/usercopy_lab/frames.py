@@ -12,6 +12,7 @@ One frame per line, in any of the layouts kernels and tools print:
   syzbot            " func+0x1/0x2 net/x.c:12", " func net/x.c:12 [inline]" (or
                     without "[inline]": an inlined frame has no offset)
   decode_stacktrace " func (net/x.c:12)", " func (a.h:1 b.c:2) [mod]" or "... mod"
+  crash (vmcore)    " #15 [ffff800009d4fab0] func at ffffdf7f6c3a93ec [mod]"
 
 and the lines that name the faulting function (x86 RIP/IP/EIP, arm64
 "pc :", arm "PC is at", powerpc NIP, riscv/mips "epc :", s390 "Krnl PSW").
@@ -33,6 +34,8 @@ _DECODED = re.compile(_LEAD + rf"({_NAME}) \((?:\S+/)?\S+\.\w+:\d+[^)]*\)+\s*\[?
 _ARM_VERBOSE = re.compile(
     r"^\s*\[<[0-9a-f]+>\] \(" + rf"({_NAME})(?:\+(0x[0-9a-f]+)/0x[0-9a-f]+)?" + r"(?: \[[\w-]+\])?\) from ")
 _ARM = re.compile(rf"^\s*({_NAME}) from ({_NAME})\+0x[0-9a-f]+/0x[0-9a-f]+")
+# the crash utility's "bt" from a vmcore: " #15 [ffff800009d4fab0] func at ffffdf7f6c3a93ec [mod]"
+_CRASH_BT = re.compile(rf"^\s*#\d+ \[[0-9a-f]+\] ({_NAME}) at [0-9a-f]+(?: \[([\w-]+)\])?\s*$")
 SUFFIX = re.compile(r"(?:\.(?:isra|constprop|part|cold|llvm|lto_priv|localalias|"
                     r"clone|str|specialized)(?:\.\d+)?)+$")
 
@@ -96,6 +99,10 @@ def parse_frame(text: str) -> Frame | None:
         m = _ARM.match(text)
         if m:
             return Frame(m.group(1), strip_suffix(m.group(1)), None, None, True)
+    if "#" in text[:8] and " at " in text:
+        m = _CRASH_BT.match(text)
+        if m:
+            return Frame(m.group(1), strip_suffix(m.group(1)), None, m.group(2), True)
     if "(" in text:
         m = _DECODED.match(text)
         if m:

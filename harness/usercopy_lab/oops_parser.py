@@ -42,7 +42,7 @@ from .log_lines import LogLine, parse_line
 from .qp_lines import QuotedPrintable
 from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
-from .report_analysis import RawReport, analyze, is_plumbing
+from .report_analysis import BARE_FRAME, RawReport, analyze, is_plumbing
 from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
                              ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
                              Group, header_group, may_matter)
@@ -92,6 +92,7 @@ class _Open:
     inline_head: bool = False     # only symbolizer copies of a header so far
     last_phys: int = 0            # its line number
     complete: bool = False        # the current call trace reached its end
+    printed: bool = False         # a frame as the kernel prints it was seen
     after_trace: int = 0          # unrelated lines since the last trace line
 
 
@@ -205,7 +206,7 @@ class _Segmenter:
                 return
             if cur is not None:
                 self._close(cur, interrupted=True, hold=ctx == ll.caller)
-            elif (msg := self._message_apart(ctx, text, group, ll)) is not None:
+            elif (msg := self._message_apart(ctx, text, group, ll, lineno)) is not None:
                 # the message of the crash this header reports, printed in
                 # a neighbouring context: it moves here and takes the body
                 del self.open[msg.ctx]
@@ -265,7 +266,8 @@ class _Segmenter:
             return cur.phase == "header"
         return cur.prelude and not cur.merged and cur.phase == "header" and group.syz
 
-    def _message_apart(self, ctx: str, text: str, group: Group, ll: LogLine) -> _Open | None:
+    def _message_apart(self, ctx: str, text: str, group: Group, ll: LogLine,
+                       lineno: int) -> _Open | None:
         """The open message (a header-only report of a group whose joins
         pattern this header matches: the usercopy message before "kernel
         BUG at mm/usercopy.c") in a neighbouring context, when no report
@@ -273,14 +275,22 @@ class _Segmenter:
         other way round (a message pasted without its timestamp), or one
         mail quoting depth apart (a reply that quotes the message and,
         quoted deeper, the report it came with)."""
-        if ll.caller or not group.syz:
+        if not group.syz:
             return None
         for o in self.open.values():
             if (o.seq != self.opened or o.phase != "header" or o.traced or not o.prelude
-                    or o.merged or not o.raw.lines or o.ctx.startswith(("T", "C"))):
+                    or o.merged or not o.raw.lines):
                 continue
             og = header_group(o.raw.lines[0])
             if og is None or og.joins is None or not og.joins.search(text):
+                continue
+            if ll.caller or o.ctx.startswith(("T", "C")):
+                # PRINTK_CALLER: the task printed the message and the CPU
+                # the BUG (riscv's die() prints from the trap, "[  T929]"
+                # then "[    C1]"), on the next lines, at the same depth
+                if (o.ctx.startswith("T") and (ll.caller or "").startswith("C")
+                        and o.ctx.count(">") == ll.quote and lineno - o.raw.end_line <= 3):
+                    return o
                 continue
             if abs(o.ctx.count(">") - ll.quote) <= 1 and o.ctx != ctx:
                 return o
@@ -325,7 +335,9 @@ class _Segmenter:
         if not cur.traceback and "Sending NMI from CPU" in text:
             cur.traceback = True
         frame = parse_frame(text)
-        if frame is not None or TRACE_LINE.match(s):
+        if frame is not None or TRACE_LINE.match(s) or (
+                cur.phase == "trace" and not cur.printed and BARE_FRAME.match(text)):
+            cur.printed = cur.printed or frame is not None
             cur.traced = True
             if cur.phase == "header":
                 cur.phase = "trace"

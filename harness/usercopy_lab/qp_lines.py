@@ -18,7 +18,8 @@ lines happen to contain "=" is left alone:
 - a soft break at the width encoders break at: a line of 73-76 characters
   that ends in a single "=" after a character a kernel line would not end
   an assignment with (a hex digit, a letter) and that the next line carries
-  on.
+  on; or a line of exactly 76 characters ending in " =" (the encoder broke
+  right after a space: "... SLUB object =" / "'task_struct' ...").
 
 Once seen, the signs hold for the rest of the stream (one mail body).
 """
@@ -71,6 +72,8 @@ class QuotedPrintable:
             return False
         if self.seen:
             return len(line) <= QP_MAX_WIDTH
+        if len(line) == QP_MAX_WIDTH and line.endswith(" ="):
+            return True         # a break after a space, at the encoders' full width
         return QP_MIN_WIDTH <= len(line) <= QP_MAX_WIDTH and bool(_SOFT_BREAK_AT_WIDTH.search(line))
 
     def feed(self, lineno: int, raw: str) -> tuple[int, str] | None:

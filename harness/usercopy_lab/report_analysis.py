@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from .frames import Frame, parse_frame, rip_func, strip_suffix
-from .report_formats import (CALL_TRACE, CORRUPTED_LINES, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
+from .report_formats import (CALL_TRACE, CORRUPTED_LINES, CUT_OBJECT, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
                              GROUPS, HANG_ANCHORS, HANG_SKIP, INLINE_COPY, INTERRUPT, MACHINERY,
                              QUESTIONABLE,
                              REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
@@ -421,23 +421,44 @@ class _Usercopy:
     object: str
     cache: str | None
     offset: int | None
-    size: int
+    size: int | None
+    cut: bool = False               # the message stops after its object
 
 
 def _usercopy(lines: list[str]) -> _Usercopy | None:
     for text in lines[:12]:
         if "attempt detected" not in text:
             continue
-        for fmt in _UC_GROUP.formats:
-            m = fmt.title[0].search(text[:MAX_TEXT])
+        uc = _usercopy_line(text)
+        if uc is not None:
+            return uc
+    for text in lines[:12]:
+        if "attempt detected" not in text:
+            continue
+        for kind, pattern in CUT_OBJECT:
+            m = pattern.search(text[:MAX_TEXT])
             if not m:
                 continue
-            if fmt.kind == "usercopy_legacy":
-                typ = m.group(4)
+            if kind == "usercopy_legacy":
+                typ = m.group(2)
                 obj, cache = (typ.strip("<>"), None) if typ.startswith("<") else ("slab object", typ)
-                return _Usercopy(fmt.kind, m.group(1), obj, cache, None, int(m.group(5)))
-            obj, cache = _split_object(m.group(3))
-            return _Usercopy(fmt.kind, m.group(1), obj, cache, int(m.group(4)), int(m.group(5)))
+            else:
+                obj, cache = _split_object(m.group(2))
+            return _Usercopy(kind, m.group(1), obj, cache, None, None, cut=True)
+    return None
+
+
+def _usercopy_line(text: str) -> _Usercopy | None:
+    for fmt in _UC_GROUP.formats:
+        m = fmt.title[0].search(text[:MAX_TEXT])
+        if not m:
+            continue
+        if fmt.kind == "usercopy_legacy":
+            typ = m.group(4)
+            obj, cache = (typ.strip("<>"), None) if typ.startswith("<") else ("slab object", typ)
+            return _Usercopy(fmt.kind, m.group(1), obj, cache, None, int(m.group(5)))
+        obj, cache = _split_object(m.group(3))
+        return _Usercopy(fmt.kind, m.group(1), obj, cache, int(m.group(4)), int(m.group(5)))
     return None
 
 
@@ -460,8 +481,16 @@ def _split_object(text: str) -> tuple[str, str | None]:
     return text, None
 
 
-def main_frames(lines: list[str]) -> list[Frame]:
-    """Reliable frames of the report's own call trace."""
+# A frame line abridged by hand to the function's name, after a "Call
+# Trace:" heading ("   kfifo_copy_to_user", "   copy_header_to_ring   fs/fuse/dev_uring.c:618")
+# (one name on the line: with an underscore, or all lower case)
+BARE_FRAME = re.compile(r"^\s+((?:(?=\w*_)[A-Za-z_]\w*|[a-z][a-z0-9]*)(?:\.[a-z_]+(?:\.\d+)?)*)"
+                        r"(?:\s+\S+\.[ch]:\d+)?\s*$")
+
+
+def main_frames(lines: list[str], guesses: bool = False) -> list[Frame]:
+    """Reliable frames of the report's own call trace (guesses: the "? f"
+    and "(unreliable)" ones too)."""
     start = 0
     for i, text in enumerate(lines):
         if "stack backtrace:" in text:
@@ -473,6 +502,8 @@ def main_frames(lines: list[str]) -> list[Frame]:
     in_trace = False
     headed = False                  # a "Call Trace:" heading was seen
     frozen = False                  # frames without a heading ended
+    printed = False                 # a frame as the kernel prints it was seen
+    bare = False
     for text in lines[start:]:
         if TRACE_HEADING.match(text):
             if taken and headed:
@@ -491,9 +522,16 @@ def main_frames(lines: list[str]) -> list[Frame]:
         if frozen:
             continue
         frame = parse_frame(text)
+        if frame is None and headed and not printed and (m := BARE_FRAME.match(text)):
+            # a trace abridged by hand to bare function names (a commit
+            # message): frames while no printed frame says otherwise
+            frame = Frame(m.group(1), strip_suffix(m.group(1)), None, None, True)
+            bare = True
         if frame is not None:
             in_trace = True
             taken = True
+            printed = printed or not bare
+            bare = False
             segments[-1].append(frame)
             continue
         if in_trace and segments[-1] and (rip_func(text) or INTERRUPT.match(text)):
@@ -501,7 +539,8 @@ def main_frames(lines: list[str]) -> list[Frame]:
             dropped.append(any(EXCEPTION_PATH.fullmatch(f.func) for f in segments[-1]))
             segments.append([])
     dropped.append(False)
-    return [f for seg, drop in zip(segments, dropped) if not drop for f in seg if f.reliable]
+    return [f for seg, drop in zip(segments, dropped) if not drop for f in seg
+            if f.reliable or guesses]
 
 
 def _first_guilty(frames: list[str]) -> str | None:
@@ -511,14 +550,18 @@ def _first_guilty(frames: list[str]) -> str | None:
 
 
 def _infer_direction(frames: list[str]) -> str | None:
-    for f in frames:
+    """The direction the copy primitives of the trace name, when they name
+    exactly one: frames below the usercopy checks (those above them are the
+    reporting path), every one that is a copy_to_user/copy_from_user-family
+    or iov_iter primitive.  None when none is printed or both directions are."""
+    start = next((i + 1 for i, f in enumerate(frames) if CHECK_FRAME.fullmatch(f)), 0)
+    seen = set()
+    for f in frames[start:]:
         if TO_USER.fullmatch(f):
-            return "exposure"
-        if FROM_USER.fullmatch(f):
-            return "overwrite"
-        if not is_plumbing(f):
-            return None
-    return None
+            seen.add("exposure")
+        elif FROM_USER.fullmatch(f):
+            seen.add("overwrite")
+    return seen.pop() if len(seen) == 1 else None
 
 
 @dataclass
@@ -601,13 +644,27 @@ def analyze(raw: RawReport) -> Report:
     rep.kind = _kind(syz, opener, uc, d)
     if uc is not None:
         rep.direction, rep.object, rep.cache = uc.direction, uc.object, uc.cache
+        rep.direction_source = "printed"
         rep.offset, rep.size = uc.offset, uc.size
     elif rep.kind == "kasan":
         rep.size, rep.cache = d.kasan_size, d.kasan_cache
     if rep.kind.startswith("usercopy"):
         rep.guilty_frame = _first_guilty(rep.frames)
+        if rep.guilty_frame is None and not rep.frames:
+            # every frame printed is a guess ("? f": an unwinder that lost
+            # the frame pointers, int80 emulation): the guesses are all the
+            # trace says; the culprit is the first after the last check
+            guessed = [f.func for f in main_frames(lines, guesses=True)]
+            last = max((i for i, f in enumerate(guessed) if CHECK_FRAME.fullmatch(f)), default=-1)
+            rep.guilty_frame = _first_guilty(guessed[last + 1:]) if last >= 0 else None
         if rep.direction is None:
-            rep.direction = _cut_direction(lines) or _infer_direction(rep.frames)
+            # what a printed line says; else what the copy primitives say
+            rep.direction = _cut_direction(lines)
+            if rep.direction is not None:
+                rep.direction_source = "printed"
+            else:
+                rep.direction = _infer_direction(rep.frames)
+                rep.direction_source = "inferred" if rep.direction else None
     elif syz.frame:
         rep.guilty_frame = strip_suffix(syz.frame)
     elif rep.kind == "warning" and d.warn_func and not is_plumbing(d.warn_func):
@@ -637,14 +694,16 @@ def analyze(raw: RawReport) -> Report:
     # know the layout, ours count: a trace without any heading (riscv's
     # die(), ARM's unwinder in 6.1), or a faulting-function line its RIP
     # pattern does not read (mips "epc   :", s390 "Krnl PSW").
-    if syz.group is not None:
-        rep.truncated = syz.corrupted and not (syz.frames_only and _layout_unknown_to_syz(
-            raw, rep.frames, d.rip, syz))
+    if rep.kind.startswith("usercopy"):
+        # a usercopy report says what it is by its message and its culprit;
+        # syzkaller's corruption verdict is about its own title (a layout
+        # it does not read, a frame it would skip), not these
+        rep.truncated = raw.cut or uc is None or uc.cut or not rep.guilty_frame
+    elif syz.group is not None:
+        rep.truncated = raw.cut or syz.corrupted and not (
+            syz.frames_only and _layout_unknown_to_syz(raw, rep.frames, d.rip, syz))
     else:
-        rep.truncated = not rep.frames
-    if raw.cut or (rep.kind.startswith("usercopy") and (uc is None or not rep.guilty_frame)):
-        # a usercopy report says what it is by its message and its culprit
-        rep.truncated = True
+        rep.truncated = raw.cut or not rep.frames
     return rep
 
 
@@ -668,6 +727,10 @@ def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
 def _kind(syz: SyzResult, opener: Group | None, uc: _Usercopy | None, d: _Details) -> str:
     if uc is not None:
         return uc.kind
+    if d.rip == "usercopy_abort" and d.bug_site is None:
+        # a BUG() in usercopy_abort whose line names no file (ARM's "Kernel
+        # BUG at usercopy_abort+0x98/0x9c", the message lost)
+        return "usercopy_abort"
     if syz.group is not None:
         kind = syz.fmt.kind if syz.fmt is not None else syz.group.formats[-1].kind
         if kind == "usercopy_abort" and d.rip not in (None, "usercopy_abort"):

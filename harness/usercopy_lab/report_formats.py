@@ -211,7 +211,6 @@ class Group:
     # "WARNING: ... at mm/usercopy.c" (MIPS prints the WARNING first)
     joins: re.Pattern[str] | None = None
 
-
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
       detail: str | tuple[str, ...] = (), stack: Stack | None = None,
       alt: tuple[str, ...] = (), no_stack_trace: bool = False,
@@ -679,8 +678,9 @@ ROOT_FRAME = re.compile(
     r"(?:entry_SYSCALL\w*|entry_SYSENTER\w*|entry_INT80\w*|ret_from_fork\w*|el0t_\w+|"
     r"el0_svc\w*|ret_fast_syscall|start_kernel|secondary_startup\w*|cpu_startup_entry|"
     r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init|"
-    # ARC's trap entry (syscalls come in through it)
-    r"EV_Trap)")
+    # ARC's trap entry (syscalls come in through it); ia64's kernel-thread
+    # entry and system-call return
+    r"EV_Trap|call_payload|ia64_ret_from_syscall)")
 # Frames of the usercopy checks and copy helpers and of the reporting
 # machinery (dump_stack, WARN/BUG/panic, sanitizers, fault entry): never
 # the culprit of a usercopy report (the first frame after them is).
@@ -713,6 +713,27 @@ MACHINERY = re.compile(
 TRACE_ENDED = re.compile(r"\s*(?:---\[ end trace|Code: )")
 # A usercopy message cut before its object still says which way the copy went.
 CUT_DIRECTION = re.compile(r"[Kk]ernel memory (exposure|overwrite) attempt detected")
+# A usercopy message cut after its object (no "(offset N, size N)!" or "(N
+# bytes)" follows, on its line or the next): the object it names, when the
+# text left is a whole object of its generation (mm/usercopy.c's names; a
+# slab object with its cache in quotes; the 4.8-4.15 "ADDR (CACHE)").
+CUT_OBJECT = (
+    ("usercopy_warn", re.compile(
+        r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
+        r"detected (?:from|to) ((?:SL[AU]B object '[^']+'|SLUB object not in SLUB page\?!|"
+        r"vmalloc '[^']+'|kernel text|linear kernel text|kernel data|kernel rodata|"
+        r"process stack|page alloc|null address|wrapped address|kmap|vmalloc|"
+        r"spans multiple pages))\s*$")),
+    ("usercopy_abort", re.compile(
+        r"usercopy: Kernel memory (exposure|overwrite) attempt detected (?:from|to) "
+        r"((?:SL[AU]B object '[^']+'|SLUB object not in SLUB page\?!|"
+        r"vmalloc '[^']+'|kernel text|linear kernel text|kernel data|kernel rodata|"
+        r"process stack|page alloc|null address|wrapped address|kmap|vmalloc|"
+        r"spans multiple pages))\s*$")),
+    ("usercopy_legacy", re.compile(
+        r"usercopy: kernel memory (exposure|overwrite) attempt detected (?:from|to) "
+        r"[0-9a-f]+ \(([^()]+)\)\s*$")),
+)
 # The usercopy checks themselves: a frame printed above them in a trace is
 # the reporting path (or an unwinder's guess past a noreturn call, as ARC's
 # "memfd_fcntl+0x0" above usercopy_abort), never the culprit.
@@ -728,9 +749,24 @@ EXCEPTION_PATH = re.compile(
     r"die|oops_end|bug_handler|program_check_exception|program_check_common|"
     r"dump_stack\w*|show_stack|el1_dbg|el1h_64_sync\w*|do_debug_exception|brk_handler|"
     r"call_break_hook|do_bp|do_trap_break)")
-# the copy helper names the direction when a usercopy message line is lost
-TO_USER = re.compile(r"\w*(?:copy_to_user|copyout|copy_to_iter|put_cmsg|copy_page_to_iter)\w*")
-FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user|copy_page_from_iter)\w*")
+# The copy primitives of each direction, by which a usercopy report whose
+# message line is lost may still say which way the copy went: the
+# copy_to_user / copy_from_user family (any _/__/raw_/arch prefix or
+# _inatomic-like suffix, copyout/copyin, memdup_user and friends), the
+# iov_iter API (lib/iov_iter.c, include/linux/uio.h) and the library
+# wrappers of MACHINERY that copy one way for their caller.  Not a
+# subsystem's helper that calls one (put_cmsg, simple_copy_to_iter): its
+# name is not a primitive's (docs/triage.md, "direction").
+TO_USER = re.compile(
+    r"(?:\w*copy_to_user\w*|copyout(?:_mc|_nofault)?|"
+    r"(?:_*|csum_and_|hash_and_)copy_(?:mc_)?to_iter\w*|copy_(?:page|folio)_to_iter\w*|"
+    r"_*kfifo_to_user\w*|kfifo_copy_to_user|user_regset_copyout\w*|memcpy_to_msg|"
+    r"memcpy_toiovec\w*|simple_read_from_buffer)")
+FROM_USER = re.compile(
+    r"(?:\w*copy_from_user\w*|copyin|(?:_*|csum_and_)copy_from_iter\w*|"
+    r"copy_(?:page|folio)_from_iter\w*|memdup_user\w*|vmemdup_user|strndup_user|"
+    r"strncpy_from_user|_*kfifo_from_user\w*|kfifo_copy_from_user|user_regset_copyin\w*|"
+    r"memcpy_from_msg|memcpy_fromiovec\w*|simple_write_to_buffer)")
 # Where the report's own trace starts and, once it has frames, ends (the
 # end of the task stack, the alloc/free stacks, the panic, a blank line);
 # a powerpc exception frame inside it.  (TRACE_END's blank line is the

@@ -41,6 +41,11 @@ class Report:
     kind: str
     end_line: int = 0
     direction: str | None = None      # "exposure" | "overwrite" | None
+    direction_source: str | None = None  # "printed": a line of the report says it
+                                      # (the usercopy message, whole or cut);
+                                      # "inferred": no line says it, the copy
+                                      # primitives of the trace name exactly one
+                                      # direction; None: no direction
     object: str | None = None         # "SLUB object", "process stack", ...
     cache: str | None = None          # slab cache name, if any
     offset: int | None = None

@@ -291,7 +291,7 @@ def starts_json(head: bytes) -> bool:
 _STR, _INT, _BOOL, _STRS = (str,), (int,), (bool,), (list,)
 _FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
     **{f: (_STR, False) for f in ("file", "kind", "title", "syz_title", "signature")},
-    **{f: (_STR, True) for f in ("direction", "object", "cache", "bug_site", "rip",
+    **{f: (_STR, True) for f in ("direction", "direction_source", "object", "cache", "bug_site", "rip",
                                  "guilty_frame", "kernel")},
     **{f: (_INT, False) for f in ("line", "end_line")},
     **{f: (_INT, True) for f in ("offset", "size", "lkdtm_address")},

@@ -1,0 +1,612 @@
+"""make hunt: workloads written elsewhere, in fallback guests, until a
+missing usercopy whitelist shows up (docs/hunt.md).
+
+    python3 -m usercopy_lab.hunt run [--minutes M] [-j N] [--kernel NAME]
+        [--workload NAME]... [--guest-seconds S] [--seed N] [--no-calibrate]
+    python3 -m usercopy_lab.hunt harvest RUN_DIR       (again, without booting)
+    python3 -m usercopy_lab.hunt replay RUN_DIR (--guest ID | --finding ID)...
+        [--tries N]
+
+`run` boots the plan's guests N at a time (hunt_plan.py), each a full boot
+of build/kernel-NAME with slab_common.usercopy_fallback=1 and the hunt
+initramfs, running one workload for its seconds (initramfs-src/hunt-run),
+keeps every console under RUN/hunt/guests/, then harvests them all:
+RUN/hunt/findings.json and findings.md (hunt_findings.py, hunt_coverage.py).
+`replay` boots the recorded guests again, same kernel, initramfs, workload,
+seed and length, and says whether each finding came back.
+
+Exit status: 0 done, nothing untriaged and the calibration as expected;
+1 an untriaged finding, a calibration that did not come out, or a replay
+that did not reproduce; 2 bad input (one line, before any guest boots);
+130 interrupted (what finished is harvested).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import triage
+from .console_capture import Cancel, capture_guest, pexpect_available
+from .hunt_console import GuestConsole, read_guest
+from .hunt_coverage import (Coverage, CoverageError, ReachNote, load_notes, probe_offsets)
+from .hunt_findings import Class, Findings, FindingsError, Occurrence, load_rules
+from .hunt_plan import FOREIGN, GuestPlan, PlanError, load_workloads, plan_guests
+from .qemu_boot import GuestSpec, choose_accel, qemu_available
+from .run_dir import open_run_dir
+from .trigger_run import kernel_vmlinux
+
+REPO = Path(__file__).resolve().parents[2]
+FALLBACK = "slab_common.usercopy_fallback=1"
+HELPER = "hunt-run"
+MEMORY_MB = 768
+# The 9p share every hunt guest gets (fs-probes mounts it: 9p-fcall-cache).
+NINEP_TAG = "hunt9p"
+CALIBRATION = {"cache": "lkdtm-usercopy", "direction": "exposure"}
+
+
+class HuntError(Exception):
+    """Bad input: one line, exit 2."""
+
+
+# ------------------------------------------------------------------ inputs
+@dataclass(frozen=True)
+class Setup:
+    kernel: Path            # bzImage
+    initramfs: Path
+    accel: str
+    probe: str              # "hunt.probe=S,N" or "" (no coverage)
+    probe_note: str
+    memory_mb: int = MEMORY_MB
+    qemu_args: tuple[str, ...] = ()
+
+    def spec(self, g: GuestPlan) -> GuestSpec:
+        extra = " ".join(p for p in (FALLBACK, f"hunt.workload={g.workload}",
+                                     f"hunt.seed={g.seed}", f"hunt.seconds={g.seconds}",
+                                     self.probe) if p)
+        return GuestSpec(kernel=self.kernel, initramfs=self.initramfs, helper=HELPER,
+                         extra_cmdline=extra, memory_mb=self.memory_mb, accel=self.accel,
+                         qemu_args=self.qemu_args)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": str(self.kernel), "initramfs": str(self.initramfs),
+                "accel": self.accel, "probe": self.probe, "probe_note": self.probe_note,
+                "memory_mb": self.memory_mb, "qemu_args": list(self.qemu_args)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Setup:
+        return cls(Path(data["kernel"]), Path(data["initramfs"]), data["accel"],
+                   data["probe"], data.get("probe_note", ""), int(data["memory_mb"]),
+                   tuple(data.get("qemu_args", ())))
+
+
+def with_share(setup: Setup, share: Path) -> Setup:
+    """SETUP with a 9p share at SHARE (QEMU -virtfs, mount tag hunt9p)."""
+    share.mkdir(parents=True, exist_ok=True)
+    return dataclasses.replace(setup, qemu_args=(
+        "-virtfs", f"local,path={share.resolve()},mount_tag={NINEP_TAG},security_model=none,"
+        f"id={NINEP_TAG}"))
+
+
+def make_setup(build: Path, kernel: str, initramfs: Path, accel: str) -> Setup:
+    image = build / f"kernel-{kernel}" / "arch/x86/boot/bzImage"
+    if not image.is_file():
+        raise HuntError(f"{image} missing (make kernel KERNEL={kernel})")
+    if not initramfs.is_file():
+        raise HuntError(f"{initramfs} missing (make initramfs-hunt)")
+    if not qemu_available():
+        raise HuntError("qemu-system-x86_64 not found (make deps)")
+    if not pexpect_available():
+        raise HuntError("python3-pexpect is needed to boot guests (make deps)")
+    try:
+        offsets = probe_offsets(kernel_vmlinux(image))
+        probe, note = offsets.cmdline, (f"offsetof(struct slab, slab_cache) = "
+                                        f"{offsets.slab_cache}, offsetof(struct kmem_cache, "
+                                        f"name) = {offsets.name}, from {kernel_vmlinux(image)}")
+    except CoverageError as exc:
+        probe, note = "", f"coverage not measured: {exc}"
+    chosen = choose_accel(accel, image, initramfs)
+    # Absolute: plan.json records them for a replay from any directory.
+    return Setup(image.resolve(), initramfs.resolve(), chosen.accel, probe, note)
+
+
+# ------------------------------------------------------------------- guests
+@dataclass
+class GuestRun:
+    plan: GuestPlan
+    log: Path
+    seconds: float = 0.0
+    end: str = ""
+    error: str | None = None
+
+    def to_json(self, root: Path) -> dict[str, Any]:
+        return {**self.plan.to_json(), "log": str(self.log.relative_to(root)),
+                "wall_seconds": round(self.seconds, 1), "capture_end": self.end,
+                "error": self.error}
+
+
+def run_guests(guests: list[GuestPlan], setup: Setup, out: Path, jobs: int,
+               stream: TextIO) -> tuple[list[GuestRun], bool]:
+    """Boot every guest, JOBS at once; (runs, interrupted)."""
+    cancel = Cancel()
+    lock = threading.Lock()
+    done: list[GuestRun] = []
+    started = time.monotonic()
+
+    def one(g: GuestPlan) -> GuestRun:
+        run = GuestRun(g, out / "guests" / f"{g.id}.log")
+        if cancel.is_set():
+            return run
+        cap = capture_guest(setup.spec(g), run.log, boot_timeout=180.0,
+                            trigger_timeout=g.seconds + 240.0, cancel=cancel)
+        run.seconds, run.end, run.error = cap.seconds, cap.end.value, cap.error
+        with lock:
+            done.append(run)
+            print(f"hunt: [{len(done)}/{len(guests)}] {g.id} seed {g.seed}: "
+                  f"{run.end}{' (' + run.error + ')' if run.error else ''}, "
+                  f"{run.seconds:.0f}s; {time.monotonic() - started:.0f}s into the hunt",
+                  file=stream, flush=True)
+        return run
+
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="hunt")
+    futures = [pool.submit(one, g) for g in guests]
+    try:
+        for f in futures:
+            while not f.done():
+                time.sleep(0.5)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("hunt: interrupted: stopping every guest", file=stream, flush=True)
+        cancel.cancel()
+        for f in futures:
+            f.cancel()
+    pool.shutdown(wait=True, cancel_futures=True)
+    runs = [f.result() for f in futures if f.done() and not f.cancelled()]
+    return [r for r in runs if r.log.exists()], interrupted
+
+
+# ------------------------------------------------------------------ harvest
+@dataclass
+class Harvest:
+    findings: Findings
+    coverage: Coverage
+    calibration: dict[str, Any]
+    guests: list[dict[str, Any]]
+
+
+def harvest(root: Path, runs: list[dict[str, Any]], rules_path: Path) -> Harvest:
+    """Every guest console of a hunt through the parser: findings,
+    coverage, calibration.  RUNS are guests.json's rows."""
+    findings = Findings(load_rules(rules_path))
+    coverage = Coverage()
+    calibration: dict[str, Any] = {"ran": False}
+    rows = []
+    for row in runs:
+        log = root / row["log"]
+        if not log.is_file():
+            rows.append({**row, "problem": "console missing"})
+            continue
+        console = read_guest(log)
+        workload, seed = row["workload"], int(row["seed"])
+        if console.table is not None:
+            coverage.add_table(console.table)
+        for rep in console.reports:
+            findings.add_report(rep, console.table, row["id"], workload, seed)
+        for r in console.repeats:
+            findings.add_repeat(r.direction, r.object, r.cache, r.offset, r.size, console.table,
+                                Occurrence(row["id"], str(log), r.line, workload, seed, "repeat"))
+        hist = console.histogram
+        if row["family"] == "calibration":
+            calibration = _calibration(console)
+        elif hist is not None and hist.complete:
+            coverage.add_histogram(hist, workload, row["family"] in FOREIGN)
+        else:
+            why = console.coverage_note or "no histogram on the console (guest cut short?)"
+            coverage.guests_without.append(f"{row['id']}: {why}")
+        rows.append({**row, **_guest_summary(console, row)})
+    findings.classify()
+    return Harvest(findings, coverage, calibration, rows)
+
+
+def _guest_summary(c: GuestConsole, row: dict[str, Any]) -> dict[str, Any]:
+    return {"ended": c.ended, "workload_exit": c.workload_exit, "ran_seconds": c.ran_seconds,
+            "stopped_early": stopped_early(c, row), "coverage": c.coverage_note,
+            "reports": len(c.reports), "repeats": len(c.repeats),
+            "alias_table": c.table is not None, "alias_table_problem": c.table_problem,
+            "problems": c.problems, "output_tail": c.output[-8:]}
+
+
+def stopped_early(c: GuestConsole, row: dict[str, Any]) -> str | None:
+    """Why a workload did not fill its seconds (it failed or crashed in
+    less than half of them: its guest's coverage is mostly boot), or None.
+    A workload that exits 0 early has done its finite list (lab-probes,
+    fs-probes); the calibration is one trigger and ends at once by design."""
+    if row.get("family") == "calibration" or not c.ended:
+        return None
+    planned = int(row.get("seconds") or 0)
+    if c.ran_seconds is None:
+        return "no workload exit line"
+    if planned and c.ran_seconds * 2 < planned and c.workload_exit != 0:
+        return f"workload exited {c.workload_exit} after {c.ran_seconds} s of {planned} s"
+    return None
+
+
+def _calibration(c: GuestConsole) -> dict[str, Any]:
+    """The known answer: the WARNING of lkdtm-usercopy's exposure harvested,
+    and the probe's count of that cache's exposures (the good copy and the
+    bad one: at least 2)."""
+    warned = [r for r in c.reports if r.kind == "usercopy_warn"
+              and r.cache == CALIBRATION["cache"] and r.direction == CALIBRATION["direction"]]
+    hits = None
+    if c.histogram is not None:
+        hits = sum(e.hits for e in c.histogram.entries
+                   if e.cache == CALIBRATION["cache"] and e.direction == CALIBRATION["direction"])
+    probe_ok = hits is None or hits >= 2
+    ok = bool(warned) and (c.histogram is None or (c.histogram.complete and probe_ok))
+    return {"ran": True, "ok": ok, "warning_harvested": bool(warned),
+            "probe_hits": hits, "coverage": c.coverage_note,
+            "what": "LKDTM USERCOPY_SLAB_WHITELIST_TO under the fallback: one WARNING of "
+                    "'lkdtm-usercopy' (exposure) harvested, and >= 2 exposures of that "
+                    "cache counted by the probe (the good copy and the bad one)"}
+
+
+# ------------------------------------------------------------------- output
+def write_outputs(root: Path, h: Harvest, notes: list[ReachNote], meta: dict[str, Any]) -> Path:
+    hunt = root / "hunt"
+    findings = h.findings.ordered()
+    data = {
+        **meta,
+        "counts": {"unique_usercopy": len(findings),
+                   **{c.value: sum(1 for f in findings if f.klass is c) for c in Class},
+                   "other_oopses": len(h.findings.others)},
+        "coverage": h.coverage.to_json(notes),
+        "calibration": h.calibration,
+        "findings": [f.to_json() for f in findings],
+        "other_oopses": [o.to_json() for o in sorted(h.findings.others.values(),
+                                                     key=lambda o: -len(o.occurrences))],
+        "guests": h.guests,
+    }
+    text = json.dumps(data, indent=1).replace(f'"{root}/', '"')   # logs relative to the run
+    (hunt / "findings.json").write_text(text + "\n")
+    data = json.loads(text)
+    (hunt / "findings.md").write_text(markdown(data))
+    write_triage(hunt / "guests", hunt / "triage.txt")
+    return hunt / "findings.json"
+
+
+def write_triage(guests: Path, out: Path) -> None:
+    """`usercopy-lab triage --syz-titles` over every console of the hunt,
+    as anyone would run it on the logs: its table in triage.txt."""
+    # triage's own parser: every option it has keeps its default (a
+    # hand-made Namespace missed --max-input when triage gained it)
+    parser = argparse.ArgumentParser()
+    triage.add_parser(parser.add_subparsers())
+    ns = parser.parse_args(["triage", "--syz-titles", str(guests)])
+    with open(out, "w") as f:
+        triage._run(ns, f, f)
+
+
+def markdown(d: dict[str, Any]) -> str:
+    cov = d["coverage"]
+    out = [f"# Hunt {d.get('run_id', '')}", "",
+           f"Kernel `{d.get('kernel', '')}`, {len(d['guests'])} guests, "
+           f"{d.get('minutes', '?')} min at -j{d.get('jobs', '?')}, run seed "
+           f"{d.get('run_seed', '?')}; guest time {d.get('guest_seconds', 0):.0f} s.", "",
+           "## Findings (usercopy reports, deduplicated)", ""]
+    if not d["findings"]:
+        out.append("No usercopy report in any guest.")
+    else:
+        out += ["| id | class | cache (group) | dir | offset | size | guilty frame | count | "
+                "first | workload, seed |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for f in d["findings"]:
+            group = f["cache"] + ("" if f["cache_group"] == [f["cache"]]
+                                  else f" ({', '.join(f['cache_group'])})")
+            out.append(f"| {f['id']} | {f['class']} | {group} | {f['direction']} | "
+                       f"{f['offset']} | {f['size']} | {f['guilty_frame']} | {f['count']} | "
+                       f"{f['first']['log']}:{f['first']['line']} | "
+                       f"{f['first']['workload']}, {f['first']['seed']} |")
+        out.append("")
+        for f in d["findings"]:
+            parts = [f["why"] or f"Untriaged; suggestion: {f['suggestion']}"]
+            parts += [f"{k.capitalize()}: {f[k]}" for k in ("fix", "probe", "regression") if f[k]]
+            parts.append(f"Region: {f['region']}")
+            out.append(f"- **{f['id']}** ({f['class']}): "
+                       + " ".join(p.rstrip(".") + "." for p in parts))
+    out += ["", "## Other oopses (not usercopy)", ""]
+    if not d["other_oopses"]:
+        out.append("None.")
+    for o in d["other_oopses"]:
+        out.append(f"- {o['title']} ({o['kind']}): {o['count']}x, first "
+                   f"{o['first']['log']}:{o['first']['line']} "
+                   f"({o['first']['workload']}, seed {o['first']['seed']})")
+    out += ["", "## Coverage", "", cov["summary"], "",
+            "Workloads written elsewhere: trinity, stress-ng, the tree's selftests; "
+            "this lab's own fillers (family lab-probes) are marked where a pair was "
+            "reached by them alone.", ""]
+    if cov["measured"]:
+        out += ["| cache | region | exposure | overwrite |", "|---|---|---|---|"]
+        for c in cov["caches"]:
+            cells = []
+            for dname in ("exposure", "overwrite"):
+                s = c[dname]
+                cells.append("-" if s is None else f"{s['hits']} ({', '.join(s['workloads'])})"
+                             + ("" if s["foreign"] else " **lab filler only**"))
+            out.append(f"| {c['name']} | {c['useroffset']}+{c['usersize']}/{c['object_size']} "
+                       f"| {cells[0]} | {cells[1]} |")
+        pw = cov.get("pairs_with_a_path")
+        if pw:
+            out += ["", f"Against the pairs some path of this kernel reaches (the "
+                    f"denominator less {len(pw['pathless'])} pairs a coverage note argues "
+                    f"unreachable): {pw['exercised']} of {pw['total']} = {pw['percent']} %."]
+            if pw["notes_contradicted"]:
+                out.append("Notes contradicted by this hunt (argued unreachable, yet "
+                           "exercised; correct them): " + ", ".join(pw["notes_contradicted"]))
+        out += ["", "Never exercised:", ""]
+        for u in cov["unexercised"]:
+            tag = "" if u.get("reachable", True) is not False else " (no path: argued)"
+            out.append(f"- {u['cache']} {u['direction']}{tag}: {u['reach'] or 'no note yet'}")
+    out += ["", "## Guests", ""]
+    troubled = [g for g in d["guests"] if not g.get("ended") or g.get("stopped_early")
+                or not g.get("alias_table") or g.get("problems")]
+    out.append(f"{len(d['guests']) - len(troubled)} of {len(d['guests'])} guests ran their "
+               f"workload to its end and printed their tables" + (":" if not troubled else
+                                                                  "; the others:"))
+    for g in troubled:
+        why = [w for w in (None if g.get("ended") else "no END marker", g.get("stopped_early"),
+                           None if g.get("alias_table") else "no alias table") if w]
+        why += g.get("problems") or []
+        out.append(f"- {g['id']} ({g['workload']}, seed {g['seed']}): {'; '.join(why)} "
+                   f"({g['log']})")
+    out += ["", "## Calibration", "", json.dumps(d["calibration"]), ""]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- commands
+def cmd_run(args: argparse.Namespace) -> int:
+    workloads = load_workloads(args.workloads)
+    run_seed = args.seed if args.seed is not None else random.randrange(1, 2**31)
+    guests = plan_guests(workloads, args.minutes, args.jobs, run_seed, args.workload,
+                         args.guest_seconds, not args.no_calibrate)
+    load_notes(args.notes)                    # likewise the coverage notes
+    load_rules(args.classifications)          # a bad file stops the run before any boot
+    setup = make_setup(args.build_dir, args.kernel, args.initramfs, args.accel)
+    run_dir = open_run_dir(args.results)
+    with run_dir:
+        root = run_dir.path
+        (root / "hunt" / "guests").mkdir(parents=True)
+        setup = with_share(setup, root / "hunt" / "9p-share")
+        meta = {"run_id": run_dir.run_id, "kernel": args.kernel, "minutes": args.minutes,
+                "jobs": args.jobs, "run_seed": run_seed, "setup": setup.to_json(),
+                "command": " ".join(sys.argv)}
+        (root / "hunt" / "plan.json").write_text(json.dumps(
+            {**meta, "guests": [g.to_json() for g in guests]}, indent=1) + "\n")
+        print(f"hunt: run {run_dir.run_id}: {len(guests)} guests of kernel {args.kernel}, "
+              f"{args.jobs} at once, about {args.minutes:g} min, run seed {run_seed} "
+              f"(--seed {run_seed} plans the same guests); accel {setup.accel}; "
+              f"{setup.probe_note}; consoles in {root / 'hunt' / 'guests'}", flush=True)
+        start = time.monotonic()
+        runs, interrupted = run_guests(guests, setup, root / "hunt", args.jobs, sys.stdout)
+        wall = time.monotonic() - start
+        rows = [r.to_json(root) for r in sorted(runs, key=lambda r: r.plan.id)]
+        (root / "hunt" / "guests.json").write_text(json.dumps(rows, indent=1) + "\n")
+        meta.update(wall_seconds=round(wall, 1), interrupted=interrupted,
+                    guest_seconds=sum(r.seconds for r in runs))
+        (root / "hunt" / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+        return _report(root, rows, meta, args, interrupted)
+
+
+def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
+            args: argparse.Namespace, interrupted: bool = False) -> int:
+    h = harvest(root, rows, args.classifications)
+    path = write_outputs(root, h, load_notes(args.notes), meta)
+    findings = h.findings.ordered()
+    print(f"\nhunt: {len(rows)} guests, {len(findings)} unique usercopy report(s), "
+          f"{len(h.findings.others)} other oops signature(s)")
+    for f in findings:
+        print(f"  {f.key.id} {f.klass.value:24} {f.reported_cache} {f.key.direction} "
+              f"off {f.key.offset} size {f.key.size} in {f.key.frame} x{len(f.occurrences)}"
+              f" (first: {f.first.workload} seed {f.first.seed})")
+    for o in h.findings.others.values():
+        print(f"  other: {o.title} x{len(o.occurrences)} (first: {o.occurrences[0].workload} "
+              f"seed {o.occurrences[0].seed})")
+    for g in h.guests:
+        if g.get("stopped_early"):
+            print(f"hunt: {g['id']} stopped early: {g['stopped_early']} ({g['log']})")
+    print(f"hunt: coverage: {h.coverage.summary() if h.coverage.guests else 'not measured'}")
+    cal = h.calibration
+    if cal.get("ran"):
+        print(f"hunt: calibration: {'as expected' if cal['ok'] else 'NOT as expected'} "
+              f"(warning harvested: {cal['warning_harvested']}, probe hits: "
+              f"{cal['probe_hits']})")
+    print(f"hunt: {path}, findings.md and triage.txt")
+    if interrupted:
+        return 130
+    if getattr(args, "smoke", False):
+        return _smoke_verdict(h)
+    bad = h.findings.untriaged() or (cal.get("ran") and not cal["ok"])
+    if h.findings.untriaged():
+        print(f"hunt: {len(h.findings.untriaged())} finding(s) untriaged: classify them in "
+              f"{args.classifications}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _smoke_verdict(h: Harvest) -> int:
+    """make test's smoke judges the pipeline, not the kernel: every guest
+    ended and printed its table, the probe measured coverage in every
+    guest and counted the calibration's copies, and the calibration's
+    WARNING was harvested.  Findings are reported, not
+    judged (a new one is the hunt's business, not a broken pipeline)."""
+    problems = [f"{g['id']}: no END marker" for g in h.guests if not g.get("ended")]
+    problems += [f"{g['id']}: no alias table" for g in h.guests if not g.get("alias_table")]
+    problems += [f"{g['id']}: {g['stopped_early']}" for g in h.guests if g.get("stopped_early")]
+    problems += [f"no coverage: {why}" for why in h.coverage.guests_without]
+    if not h.coverage.guests:
+        problems.append("coverage measured in no guest")
+    if not h.calibration.get("ok"):
+        problems.append(f"calibration not as expected: {h.calibration}")
+    if (h.calibration.get("probe_hits") or 0) < 2:      # the probe must have fired
+        problems.append("the coverage kprobe counted no calibration copy "
+                        f"(probe hits {h.calibration.get('probe_hits')})")
+    for p in problems:
+        print(f"hunt: smoke: {p}", file=sys.stderr)
+    print(f"hunt: smoke: {'FAIL' if problems else 'PASS'}")
+    return 1 if problems else 0
+
+
+def cmd_harvest(args: argparse.Namespace) -> int:
+    root = args.run_dir
+    try:
+        rows = json.loads((root / "hunt" / "guests.json").read_text())
+        meta = json.loads((root / "hunt" / "meta.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise HuntError(f"{root}: not a hunt run ({exc})") from None
+    return _report(root, rows, meta, args)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    src = args.run_dir
+    try:
+        plan = json.loads((src / "hunt" / "plan.json").read_text())
+        findings = json.loads((src / "hunt" / "findings.json").read_text())["findings"] \
+            if (src / "hunt" / "findings.json").exists() else []
+    except (OSError, ValueError, KeyError) as exc:
+        raise HuntError(f"{src}: not a hunt run ({exc})") from None
+    guests = {g["id"]: GuestPlan(**g) for g in plan["guests"]}
+    by_id = {f["id"]: f for f in findings}
+    targets: list[tuple[GuestPlan, dict[str, Any] | None]] = []
+    for fid in args.finding or ():
+        if fid not in by_id:
+            raise HuntError(f"--finding {fid}: not in {src}/hunt/findings.json "
+                            f"(have: {', '.join(by_id) or 'none'})")
+        targets.append((guests[by_id[fid]["first"]["guest"]], by_id[fid]))
+    for gid in args.guest or ():
+        if gid not in guests:
+            raise HuntError(f"--guest {gid}: not in the plan (have: {', '.join(guests)})")
+        targets.append((guests[gid], None))
+    if not targets:
+        raise HuntError("replay: name a --finding or a --guest")
+    setup = Setup.from_json(plan["setup"])
+    share = src / "hunt" / "9p-share"
+    setup = with_share(setup, share) if setup.qemu_args else setup
+    for p in (setup.kernel, setup.initramfs):
+        if not p.is_file():
+            raise HuntError(f"{p} missing: the replay needs the recorded kernel and initramfs")
+    run_dir = open_run_dir(args.results)
+    failed = 0
+    with run_dir:
+        root = run_dir.path
+        (root / "hunt" / "guests").mkdir(parents=True)
+        rows = []
+        for g, finding in targets:
+            what = f"finding {finding['id']}" if finding else f"guest {g.id}"
+            print(f"hunt: replay of {what}: {g.workload} seed {g.seed}, {g.seconds}s, "
+                  f"kernel {setup.kernel}", flush=True)
+            for attempt in range(1, args.tries + 1):
+                tried = GuestPlan(f"{g.id}.replay{attempt}", g.workload, g.family, g.seed,
+                                  g.seconds)
+                runs, interrupted = run_guests([tried], setup, root / "hunt", 1, sys.stdout)
+                if interrupted:
+                    return 130
+                rows += [r.to_json(root) for r in runs]
+                if finding is None:
+                    break
+                got = read_guest(root / "hunt" / "guests" / f"{tried.id}.log")
+                h = Findings()
+                for rep in got.reports:
+                    h.add_report(rep, got.table, tried.id, g.workload, g.seed)
+                for r in got.repeats:
+                    h.add_repeat(r.direction, r.object, r.cache, r.offset, r.size, got.table,
+                                 Occurrence(tried.id, "", r.line, g.workload, g.seed, "repeat"))
+                if any(k.id == finding["id"] for k in h.findings):
+                    print(f"hunt: {finding['id']} reproduced (try {attempt})", flush=True)
+                    break
+                print(f"hunt: {finding['id']} not seen in try {attempt}", flush=True)
+            else:
+                failed += 1
+        (root / "hunt" / "guests.json").write_text(json.dumps(rows, indent=1) + "\n")
+        meta = {"run_id": run_dir.run_id, "replay_of": str(src), "kernel": plan["kernel"],
+                "run_seed": plan["run_seed"], "jobs": 1, "minutes": "replay",
+                "setup": plan["setup"], "guest_seconds": 0.0}
+        (root / "hunt" / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+        _report(root, rows, meta, args)
+    return 1 if failed else 0
+
+
+# -------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="usercopy-lab hunt", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--results", type=Path, default=REPO / "results")
+        p.add_argument("--classifications", type=Path,
+                       default=REPO / "expected-oops/hunt/classifications.toml")
+        p.add_argument("--notes", type=Path,
+                       default=REPO / "expected-oops/hunt/coverage-notes.toml")
+
+    run = sub.add_parser("run", help="boot the hunt's guests and harvest them")
+    common(run)
+    run.add_argument("--minutes", type=float, default=30.0,
+                     help="wall time to fill with guests (default %(default)s)")
+    run.add_argument("-j", "--jobs", type=int, default=2, help="guests at once")
+    run.add_argument("--kernel", default="hunt", help="build/kernel-NAME (default hunt)")
+    run.add_argument("--build-dir", type=Path, default=REPO / "build")
+    run.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs-hunt.cpio")
+    run.add_argument("--workloads", type=Path, default=REPO / "initramfs-src/hunt-workloads")
+    run.add_argument("--workload", action="append", help="only this workload (repeatable)")
+    run.add_argument("--guest-seconds", type=int, help="every guest's workload seconds")
+    run.add_argument("--seed", type=int, help="the run seed (default: random, recorded)")
+    run.add_argument("--no-calibrate", action="store_true",
+                     help="leave out the calibration guest")
+    run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
+    run.add_argument("--smoke", action="store_true",
+                     help="judge the pipeline only (make test): every guest ended, coverage "
+                     "measured, calibration as expected; findings are reported, not judged")
+    run.set_defaults(func=cmd_run)
+
+    hv = sub.add_parser("harvest", help="harvest a hunt's consoles again (no boot)")
+    common(hv)
+    hv.add_argument("run_dir", type=Path)
+    hv.set_defaults(func=cmd_harvest)
+
+    rp = sub.add_parser("replay", help="boot recorded guests again")
+    common(rp)
+    rp.add_argument("run_dir", type=Path)
+    rp.add_argument("--finding", action="append", help="a finding id (U-...)")
+    rp.add_argument("--guest", action="append", help="a guest id (g001-...)")
+    rp.add_argument("--tries", type=int, default=3, help="boots per finding (default 3)")
+    rp.set_defaults(func=cmd_replay)
+
+    args = parser.parse_args(argv)
+    if getattr(args, "jobs", 1) < 1 or getattr(args, "tries", 1) < 1:
+        print("hunt: -j and --tries need at least 1", file=sys.stderr)
+        return 2
+    if not 0 < getattr(args, "minutes", 1.0) < 10**6:      # also NaN and inf
+        print("hunt: --minutes needs a positive number (below a million)", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (HuntError, PlanError, CoverageError, FindingsError) as exc:
+        print(f"hunt: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"hunt: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hunt: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
