@@ -33,7 +33,7 @@ export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-check mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
-	results-check lava lava-run shell soak
+	results-check lava lava-run shell soak arch-deps suite-arch
 
 all: suite
 
@@ -51,6 +51,7 @@ help:
 	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
+	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
 	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
@@ -71,6 +72,14 @@ help:
 deps:
 	@scripts/install-deps.sh
 
+# What the arch kernels and guests need besides `deps`: the cross compilers
+# (kernel and static helpers), their libcs, and qemu-system-aarch64.  The
+# other arches' busybox is fetched by scripts/arch-busybox.sh.
+ARCH_DEPS := qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+	gcc-i686-linux-gnu libc6-dev-i386-cross
+arch-deps: deps
+	@scripts/install-deps.sh --only $(ARCH_DEPS)
+
 # Re-extracts and re-applies the series only when the tarball or a series
 # file changed (hash stamp); otherwise a no-op, so kbuild stays incremental.
 tree: deps
@@ -82,6 +91,36 @@ $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage
 	@echo "kernel: $@"
+
+# Kernels for other architectures (docs/arches.md): build/kernel-ARCH/ from
+# lab.config + kernel-config/arch-ARCH.config, merged onto `make ARCH=...
+# tinyconfig`; each with its kbuild ARCH, compiler and boot image.  Not in
+# `make kernels` (the arch suites run behind `make suite-arch`).
+ARCHES          := $(patsubst kernel-config/arch-%.config,%,$(wildcard kernel-config/arch-*.config))
+KARCH_i386      := i386
+KCROSS_i386     :=
+KCC_i386        := ccache gcc
+KTARGET_i386    := bzImage
+KIMAGE_i386     := arch/x86/boot/bzImage
+HOSTCC_i386     := i686-linux-gnu-gcc
+KARCH_arm64     := arm64
+KCROSS_arm64    := aarch64-linux-gnu-
+KCC_arm64       := ccache aarch64-linux-gnu-gcc
+KTARGET_arm64   := Image
+KIMAGE_arm64    := arch/arm64/boot/Image
+HOSTCC_arm64    := aarch64-linux-gnu-gcc
+ARCH_IMAGES     := $(foreach a,$(ARCHES),$(BUILD)/kernel-$(a)/$(KIMAGE_$(a)))
+
+define arch_kernel
+$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): arch-deps tree FORCE
+	@ARCH=$(KARCH_$(1)) CROSS_COMPILE=$(KCROSS_$(1)) scripts/kernel-config.sh $(TREE) \
+		$(BUILD)/kernel-$(1) kernel-config/lab.config kernel-config/arch-$(1).config
+	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) ARCH=$(KARCH_$(1)) \
+		CROSS_COMPILE=$(KCROSS_$(1)) CC="$(KCC_$(1))" -j$(JOBS) $(KTARGET_$(1))
+	@echo "kernel: $$@"
+endef
+$(foreach a,$(ARCHES),$(eval $(call arch_kernel,$(a))))
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
 kernels: $(foreach v,$(KERNEL_VARIANTS),$(BUILD)/kernel-$(v)/arch/x86/boot/bzImage)
@@ -103,6 +142,30 @@ initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELP
 	@mkdir -p $(HELPERS_OUT)
 	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(TREE) $(DATA_OUT)
 
+# The userland of another arch's guests, build/initramfs-ARCH.cpio: Debian's
+# busybox-static of that arch (scripts/arch-busybox.sh), the same init, and
+# the check programs cross-built static with HOSTCC_ARCH (ARCH_HELPERS_ARCH:
+# check-legit-copies' fpu group is x86's, so arm64 leaves it out).  No data
+# files and no selftests runner (the arch suites run neither).
+ARCH_HELPERS_i386  := $(patsubst initramfs-src/%.c,%,$(HELPER_SRCS))
+ARCH_HELPERS_arm64 := $(filter-out check-legit-copies,$(ARCH_HELPERS_i386))
+
+define arch_initramfs
+$(BUILD)/initramfs-helpers-$(1)/%: initramfs-src/%.c $(wildcard initramfs-src/*.h) | arch-deps
+	@mkdir -p $$(@D)
+	$(HOSTCC_$(1)) -static -O2 -Wall -Wextra -Werror -o $$@ $$<
+
+$(BUILD)/arch-$(1)/busybox: scripts/arch-busybox.sh | arch-deps
+	@scripts/arch-busybox.sh $(1) $$@
+
+initramfs-$(1): arch-deps $(GEN_CPIO) $(BUILD)/arch-$(1)/busybox \
+		$(foreach h,$(ARCH_HELPERS_$(1)),$(BUILD)/initramfs-helpers-$(1)/$(h))
+	@BUSYBOX=$(BUILD)/arch-$(1)/busybox scripts/build-initramfs.sh $(GEN_CPIO) \
+		$(BUILD)/initramfs-$(1).cpio $(BUILD)/initramfs-helpers-$(1)
+endef
+$(foreach a,$(ARCHES),$(eval $(call arch_initramfs,$(a))))
+.PHONY: $(foreach a,$(ARCHES),initramfs-$(a))
+
 # The seeds suite's whitelist audit computes these itself when they are
 # missing or stale; this target only shows them (and caches them).
 whitelist-dwarf: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
@@ -117,6 +180,17 @@ boot: initramfs
 	+kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel"
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
 		--suite "$(SUITE)" --trigger "$(TRIGGER)" --live --boot full
+
+# One arch's suite (suites.toml [ARCH]: the default suite's triggers on an
+# i386 or arm64 guest; docs/arches.md), with its kernel and initramfs.
+# Not part of `make test`: each arch kernel is one more cold kernel build.
+ARCH ?= arm64
+suite-arch:
+	@case " $(ARCHES) " in *" $(ARCH) "*) ;; \
+	*) echo "usage: make suite-arch ARCH=NAME (have: $(ARCHES))"; exit 2 ;; esac
+	+$(MAKE) --no-print-directory $(BUILD)/kernel-$(ARCH)/$(KIMAGE_$(ARCH)) initramfs initramfs-$(ARCH)
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite $(ARCH)
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }

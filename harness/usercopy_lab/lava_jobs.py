@@ -39,7 +39,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from .qemu_boot import GuestSpec
+from .qemu_boot import NATIVE, GuestSpec
 from .result_formats import read_junit_verdicts
 from .suite import Suite, SuiteError, load_suites, pick
 
@@ -189,6 +189,8 @@ def write_jobs(suites: list[Suite], artifacts: Artifacts, out: Path) -> list[Pat
     for suite in suites:
         if suite.selftests:
             continue    # run.sh suites need the runner's own verdicts, not LAVA's
+        if suite.arch != NATIVE or suite.modules:
+            continue    # the jobs boot an amd64 qemu with the one shared initramfs
         for t in suite.triggers():
             if t.skip_reason:
                 continue

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from .golden import Golden, load_layered
 from .inputs import CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, read_text
+from .qemu_boot import ARCHES, NATIVE
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .whitelist_spec import load_spec
 
@@ -48,9 +49,26 @@ class Suite:
     selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
     slab_audit: Path | None = None  # the audit golden file of AUDIT_PROGRAM
     allocator: str = ""            # "SLAB": heap reports name it (see golden())
+    arch: str = NATIVE             # guest architecture (qemu_boot.ARCHES)
+    on_demand: bool = False        # run only when named (--suite), never by default
+    modules: bool = False          # the kernel's modules.cpio follows the initramfs
 
     def kernel_image(self, build_dir: Path) -> Path:
-        return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
+        return build_dir / f"kernel-{self.kernel}" / ARCHES[self.arch].image
+
+    def modules_archive(self, build_dir: Path) -> Path:
+        """The kernel's modules as a newc archive (make modules-cpio)."""
+        return build_dir / f"kernel-{self.kernel}" / "modules.cpio"
+
+    def initramfs(self, base: Path) -> Path:
+        """The userland archive this suite's guests need, from the x86-64
+        one (--initramfs): build/initramfs.cpio, or beside it
+        build/initramfs-ARCH.cpio for another arch (make initramfs-ARCH).
+        A modules suite's guest gets it followed by modules_archive()
+        (initramfs.with_modules())."""
+        if self.arch == NATIVE:
+            return base
+        return base.with_name(f"{base.stem}-{self.arch}{base.suffix}")
 
     def triggers(self) -> list[Trigger]:
         listed = read_tests_txt(self.triggers_file)
@@ -178,6 +196,9 @@ SUITE_KEYS: dict[str, Key] = {
     "selftests": Key("selftests", _one_of("tree", "lab")),
     "slab_audit": Key("slab_audit", _audit_spec),
     "allocator": Key("allocator", _one_of("SLUB", "SLAB")),
+    "arch": Key("arch", _one_of(*ARCHES)),
+    "on_demand": Key("on_demand", _bool),
+    "modules": Key("modules", _bool),
 }
 
 
@@ -268,6 +289,11 @@ def load_inputs(suites: dict[str, Suite]) -> dict[str, SuiteInputs]:
     """Every suite's golden files and trigger list, read once; the first bad
     one raises its InputError (file:line).  Done before any guest boots."""
     return {name: SuiteInputs(s.golden(), s.triggers()) for name, s in suites.items()}
+
+
+def default_names(suites: dict[str, Suite]) -> list[str]:
+    """The suites a run without --suite runs: all but the on_demand ones."""
+    return [n for n, s in suites.items() if not s.on_demand]
 
 
 def pick(suites: dict[str, Suite], names: list[str]) -> list[Suite]:
