@@ -25,7 +25,11 @@ XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
 # Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
 # lab.config + kernel-config/variant-NAME.config
-KERNEL_VARIANTS := default $(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
+# OPTIONAL_VARIANTS are built only when asked for (make kernel KERNEL=NAME,
+# make suite-module), not by `make kernels`.
+OPTIONAL_VARIANTS := module
+KERNEL_VARIANTS := default $(filter-out $(OPTIONAL_VARIANTS),\
+	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config)))
 KERNEL      ?= default
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
@@ -33,7 +37,8 @@ export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-check mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
-	results-check lava lava-run shell soak arch-deps suite-arch
+	results-check lava lava-run shell soak arch-deps suite-arch \
+	modules-cpio suite-module
 
 all: suite
 
@@ -52,6 +57,7 @@ help:
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
+	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
 	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
@@ -99,8 +105,17 @@ $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 		$(wildcard kernel-config/variant-$*.config)
 	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" \
-		KCFLAGS="$(call FILE_PREFIX_MAP,$*)" -j$(JOBS) bzImage
+		KCFLAGS="$(call FILE_PREFIX_MAP,$*)" -j$(JOBS) bzImage \
+		$$(grep -qx CONFIG_MODULES=y $(BUILD)/kernel-$*/.config && echo modules)
 	@echo "kernel: $@"
+
+# A kernel's modules as a newc archive that follows the shared initramfs in
+# a modules suite's guests (suites.toml modules = true): LKDTM's module.
+MODULES_KO := drivers/misc/lkdtm/lkdtm.ko
+$(BUILD)/kernel-%/modules.cpio: $(BUILD)/kernel-%/arch/x86/boot/bzImage $(GEN_CPIO)
+	@scripts/modules-cpio.sh $(GEN_CPIO) $(BUILD)/kernel-$* $@ $(MODULES_KO)
+
+modules-cpio: $(BUILD)/kernel-$(KERNEL)/modules.cpio
 
 # Kernels for other architectures (docs/arches.md): build/kernel-ARCH/ from
 # lab.config + kernel-config/arch-ARCH.config, merged onto `make ARCH=...
@@ -202,6 +217,13 @@ suite-arch:
 	+$(MAKE) --no-print-directory $(BUILD)/kernel-$(ARCH)/$(KIMAGE_$(ARCH)) initramfs initramfs-$(ARCH)
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
 		--suite $(ARCH)
+
+# LKDTM as a module (suites.toml [module]): the module kernel, its modules
+# archive, then every default trigger with lkdtm.ko insmodded by init.  Not
+# part of `make test`: one more cold kernel (MODULES=y is a global change).
+suite-module: $(BUILD)/kernel-module/modules.cpio initramfs
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite module
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }

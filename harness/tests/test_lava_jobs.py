@@ -25,7 +25,10 @@ ART = Artifacts("https://builds.example/42", "https://builds.example/42/initramf
 
 def test_one_job_per_trigger_of_every_trigger_suite(tmp_path):
     paths = write_jobs(list(SUITES.values()), ART, tmp_path)
-    trigger_suites = [s for s in SUITES.values() if not s.selftests]
+    # Not the other arches' suites nor the modules ones: the jobs boot an
+    # amd64 qemu with the one shared initramfs.
+    trigger_suites = [s for s in SUITES.values()
+                      if not s.selftests and s.arch == "x86_64" and not s.modules]
     assert len(paths) == sum(1 for s in trigger_suites for t in s.triggers()
                              if not t.skip_reason)
     assert {p.parent.name for p in paths} == {s.name for s in trigger_suites}
