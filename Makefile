@@ -91,21 +91,11 @@ arch-deps: deps
 tree: deps
 	@scripts/prepare-tree.sh $(TARBALL) $(TREE) patches
 
-# ccache's base_dir (/etc/ccache.conf: /work) rewrites the source file's
-# absolute path into one relative to the build folder, so __FILE__ is
-# ../linux-source-6.1/mm/usercopy.c and kbuild's -fmacro-prefix-map of the
-# absolute tree no longer strips it: "kernel BUG at ../linux-source-6.1/
-# mm/usercopy.c:131!" instead of the mm/usercopy.c the golden files expect.
-# The same map for the relative path keeps it srctree-relative, and keeps
-# the command line identical across worktrees (ccache hits stay shared).
-FILE_PREFIX_MAP = -fmacro-prefix-map=$(shell realpath -m --relative-to=$(BUILD_ABS)/kernel-$(1) $(TREE))/=
-
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
 		$(wildcard kernel-config/variant-$*.config)
 	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
-		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" \
-		KCFLAGS="$(call FILE_PREFIX_MAP,$*)" -j$(JOBS) bzImage \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage \
 		$$(grep -qx CONFIG_MODULES=y $(BUILD)/kernel-$*/.config && echo modules)
 	@echo "kernel: $@"
 
@@ -142,8 +132,7 @@ $(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): arch-deps tree FORCE
 		$(BUILD)/kernel-$(1) kernel-config/lab.config kernel-config/arch-$(1).config
 	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) ARCH=$(KARCH_$(1)) \
-		CROSS_COMPILE=$(KCROSS_$(1)) CC="$(KCC_$(1))" KCFLAGS="$(call FILE_PREFIX_MAP,$(1))" \
-		-j$(JOBS) $(KTARGET_$(1))
+		CROSS_COMPILE=$(KCROSS_$(1)) CC="$(KCC_$(1))" -j$(JOBS) $(KTARGET_$(1))
 	@echo "kernel: $$@"
 endef
 $(foreach a,$(ARCHES),$(eval $(call arch_kernel,$(a))))
