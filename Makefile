@@ -36,7 +36,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-check mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
+	series series-export series-check series-vmalloc-proof mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run shell soak arch-deps suite-arch \
 	modules-cpio suite-module
 
@@ -65,8 +65,9 @@ help:
 	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make syzkaller-corpus SYZKALLER_CORPUS=dir  triage vs syzkaller's report corpus"
-	@echo "make series-check    apply+build+checkpatch every prefix of patches/series"
-	@echo "make series          export cover letter + numbered patches, check git am"
+	@echo "make series-check    apply+build+checkpatch every prefix of patches/series, then the build matrix"
+	@echo "make series-export   export the series and the two fixes (0001, 0010) alone, check git am + build"
+	@echo "make series-vmalloc-proof  patches/0001 on an SMP kernel: guard-less copies pass, the old bound BUGs"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
 	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
 	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
@@ -289,7 +290,7 @@ MUTATION_TRIGGERS ?= USERCOPY_WHITELIST_MM_STRUCT_TO USERCOPY_WHITELIST_MM_STRUC
 mutation-demo: kernel initramfs
 	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
 
-# The RDS regions taken back (rds_tcp_incoming: patches/0011; rds_ib_incoming:
+# The RDS regions taken back (rds_tcp_incoming: patches/0010; rds_ib_incoming:
 # seed 011) in one mutant of the seeds kernel: each RDS probe must oops as
 # its mutant golden file says (BUG in the seeds suite, WARNING in
 # seeds-fallback), and the seeds suites' own golden files must FAIL.
@@ -303,11 +304,47 @@ mutation-rds: initramfs $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
 		--golden-overlay seeds-fallback=expected-oops/mutant-rds-no-region-fallback \
 		$(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(RDS_MUTATIONS) rds-tcp-cookie rds-ib-cookie
 
+# Long: every prefix, then the build matrix (kernel-config/matrix/); never
+# part of `make test`.  Costs in docs/series.md.
 series-check: deps
 	scripts/series-check.sh
 
-series: deps
+# The cover letter + numbered series, and 0001 and 0010 as series of their
+# own for their maintainers (build/series-out/); each applies alone to the
+# pristine tree and builds.
+series-export series: deps
 	scripts/series-export.sh
+
+# patches/0001 on vmap areas without a guard page.  The lab kernels are
+# uniprocessor, whose per-cpu chunks are not vmalloc-backed: this builds the
+# default configuration with SMP (kernel-config/matrix/90-smp.config) into
+# $(VMALLOC_PROOF), runs the vmalloc triggers on it against
+# expected-oops/smp/ (no report for the guard-less copies, the BUG of
+# USERCOPY_VMALLOC), then the same kernel with the first version's bound
+# (lkdtm-tests/mutations/vmalloc-bound-by-get-vm-area-size.patch), whose
+# per-cpu copies must BUG as expected-oops/mutant-vmalloc-old-bound/ says.
+# CCACHE_BASEDIR= (ccache's base_dir off): with /etc/ccache.conf's
+# base_dir, ccache hands gcc relative paths, -fmacro-prefix-map no longer
+# strips them, and BUG() says "../linux-source-6.1/mm/usercopy.c" where the
+# golden files expect "mm/usercopy.c" (docs/series.md).
+VMALLOC_PROOF := $(BUILD)/vmalloc-proof
+VMALLOC_TRIGGERS := USERCOPY_VMALLOC USERCOPY_VMALLOC_NO_GUARD_TO USERCOPY_VMALLOC_NO_GUARD_FROM \
+	USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
+series-vmalloc-proof: tree initramfs
+	@scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-default kernel-config/lab.config \
+		kernel-config/matrix/90-smp.config
+	+@CCACHE_BASEDIR= scripts/kbuild-progress.py smp $(abspath $(VMALLOC_PROOF))/kernel-default -- \
+		$(MAKE) \
+		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-default \
+		CC="ccache gcc" -j$(JOBS) bzImage
+	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite default $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
+		--golden-overlay default=expected-oops/smp
+	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel default --suite default \
+		--golden-overlay default=expected-oops/mutant-vmalloc-old-bound \
+		$(TREE) $(VMALLOC_PROOF) $(INITRAMFS) $(RESULTS) \
+		lkdtm-tests/mutations/vmalloc-bound-by-get-vm-area-size.patch \
+		USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
 
 clean:
 	rm -rf $(BUILD)/kernel-* $(BUILD)/initramfs* $(GEN_CPIO)

@@ -12,7 +12,7 @@
  *
  * A cache that SLUB merged into another one is a symlink to the real
  * cache's directory; a mergeable cache's directory has a unique id
- * (":A-0000192") instead of a name.  useroffset is patches/0007's file.
+ * (":A-0000192") instead of a name.  useroffset is patches/0009's file.
  * /proc/slabinfo names each real cache as kmem_cache->name, the name the
  * usercopy reports use; every one gets a line too:
  *

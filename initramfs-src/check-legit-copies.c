@@ -27,23 +27,23 @@
  *              off in lab.config).
  *  sctp        SCTP_INITMSG getsockopt copies sctp_sock.initmsg (SCTP/SCTPv6
  *              whitelist); SCTP_EVENTS get (stack) and every SCTP setsockopt
- *              (memdup_sockptr(): kmalloc-<n>, not converted by patches/0005).
+ *              (memdup_sockptr(): kmalloc-<n>, not converted by patches/0007).
  *  raw         ICMP_FILTER / ICMPV6_FILTER get and set copy raw_sock.filter
  *              and raw6_sock.filter directly (RAW/RAWv6 whitelists), every
  *              length from 0 to the filter size and beyond.
  *  msg         SysV messages of every kmalloc size class (msg_msg and
- *              msg_msgseg: msg_msg-<n>/msg_msgseg-<n> with patches/0003,
+ *              msg_msgseg: msg_msg-<n>/msg_msgseg-<n> with patches/0005,
  *              window = the text after the header) up to 64 KiB,
  *              msgrcv whole and truncated (MSG_NOERROR).
  *  exec        execve with long argv/envp (copy_strings(): strnlen_user +
  *              copy_from_user into the new stack's pages).
- *  dup         strndup_user()/memdup_user() (user-sized kmalloc with 0005):
+ *  dup         strndup_user()/memdup_user() (user-sized kmalloc with 0007):
  *              mount(2) type/source strings, fsopen/fsconfig key, value and
  *              blob, setxattr values (vmemdup_user) of 1 byte .. 64 KiB.
  *  pipe        pipe read/write, vmsplice, splice file<->pipe, tee, splice
  *              of a seq_file.
  *  proc, sys   read every readable file under /proc and /sys (seq_file
- *              buffers: user-sized kmalloc with 0004), except
+ *              buffers: user-sized kmalloc with 0006), except
  *              /proc/kmsg (blocks, and reading consumes the kernel log) and
  *              /sys/kernel/debug (debugfs: LKDTM's crash triggers and other
  *              test hooks).  Symlinks are not followed.  At most 2 MiB are

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * check-objcg-caches: where the memcg objcg arrays of charged slabs come
- * from (patches/0002: OBJCGS_CLEAR_MASK clears __GFP_USERCOPY).
+ * from (patches/0003: OBJCGS_CLEAR_MASK clears __GFP_USERCOPY).
  *
  * With MEMCG_KMEM, the first charged object of a slab makes
  * memcg_alloc_slab_cgroups() (mm/memcontrol.c) allocate an array of

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rds-tcp-cookie: in-guest probe of the RDS/TCP rdma_cookie copy
- * (patches/0011, issue #10 item 5).
+ * (patches/0010, issue #10 item 5).
  *
  * net/rds/recv.c rds_cmsg_recv() put_cmsg()s inc->i_usercopy.rdma_cookie
  * straight from the struct rds_incoming, and rds_recv_incoming_exthdrs()

@@ -6,19 +6,19 @@
  * orangefs, CAIF, SCTPv6 and RDS over InfiniBand.
  *
  * Most of these caches are private to their subsystem (a static
- * kmem_cache pointer), so the tests look them up by name in the list of
- * slab caches and allocate an object of their own from them. The window
- * tested is the region the live cache declares (useroffset, usersize);
- * that the declared region is the one the source asks for is checked
- * separately, against the kernel's debug information. Every test reports
- * the window as do_usercopy_window() does, copies exactly the window and
- * then one byte more, which must Oops naming the cache, offset and size.
+ * kmem_cache pointer), so the tests look them up by name with
+ * kmem_cache_find() and allocate an object of their own from them. The
+ * window tested is the region the live cache declares
+ * (kmem_cache_usercopy_region()); that the declared region is the one the
+ * source asks for is checked separately, against the kernel's debug
+ * information. Every test reports the window as lkdtm_usercopy_window()
+ * does, copies exactly the window and then one byte more, which must Oops
+ * naming the cache, offset and size.
  *
  * CAIF sockets are different: caif_create() passes a static struct proto
- * with a region to sk_alloc() but never proto_register()s it, so there is
- * no "PF_CAIF" cache and the sockets come from kmalloc(). That test says
- * where the socket really lives and fails, as the declared window is not
- * enforced.
+ * with a region to sk_alloc() but never proto_register()s it, so the proto
+ * has no cache and the sockets come from kmalloc(). That test says so and
+ * fails, as the declared window is not enforced.
  *
  * A kernel without the subsystem reports XFAIL.
  */
@@ -38,31 +38,10 @@
 #if IS_ENABLED(CONFIG_IP_SCTP) && IS_ENABLED(CONFIG_IPV6)
 #include <net/sctp/structs.h>
 #endif
-/* slab_mutex, slab_caches and virt_to_cache() */
-#include "../../../mm/slab.h"
+#include <linux/slab_usercopy.h>
 
-/* Objects allocated to find two adjacent ones; see find_owned_pair(). */
+/* Objects allocated to find two adjacent ones; see lkdtm_find_owned_pair(). */
 #define SEED_COUNT	16
-
-#ifndef MODULE
-/*
- * The cache called @name, or NULL. Boot-time caches are never destroyed.
- * Unused, like do_usercopy_seed_cache(), without cifs, orangefs and RDS/IB.
- */
-static __maybe_unused struct kmem_cache *find_cache(const char *name)
-{
-	struct kmem_cache *s, *found = NULL;
-
-	mutex_lock(&slab_mutex);
-	list_for_each_entry(s, &slab_caches, list) {
-		if (!strcmp(s->name, name)) {
-			found = s;
-			break;
-		}
-	}
-	mutex_unlock(&slab_mutex);
-	return found;
-}
 
 /**
  * do_usercopy_seed_cache() - test the declared region of a named cache
@@ -72,30 +51,35 @@ static __maybe_unused struct kmem_cache *find_cache(const char *name)
  * A region inside the object gets a bad copy one byte past its end, or
  * one byte before it when it ends with the object, so that the copy stays
  * inside the object. A region that is the whole object gets a bad copy
- * one byte past the object: into its own alignment padding when it has
- * some, else into a neighbouring object that this test allocated.
+ * one byte past the object: into its own padding when it has some (ksize()
+ * is larger than the object), else into a neighbouring object that this
+ * test allocated.
  */
-static __maybe_unused void do_usercopy_seed_cache(const char *name, bool to_user)
+static __maybe_unused void do_usercopy_seed_cache(const char *name,
+						  bool to_user)
 {
+	unsigned int useroffset, usersize, object_size;
 	void *objs[SEED_COUNT] = { };
 	struct kmem_cache *s;
 	bool whole, bad_before;
 	void *obj = NULL;
 	int i, count = 1;
 
-	s = find_cache(name);
+	s = kmem_cache_find(name);
 	if (!s) {
 		pr_err("FAIL: this kernel has no '%s' cache\n", name);
 		return;
 	}
-	if (!s->usersize) {
+	kmem_cache_usercopy_region(s, &useroffset, &usersize);
+	object_size = kmem_cache_size(s);
+	if (!usersize) {
 		pr_err("FAIL: cache '%s' has no usercopy region\n", name);
 		return;
 	}
-	whole = s->useroffset == 0 && s->usersize == s->object_size;
-	bad_before = !whole && s->useroffset > 0 &&
-		     s->useroffset + s->usersize == s->object_size;
-	if (whole && s->size == s->object_size)
+	whole = useroffset == 0 && usersize == object_size;
+	bad_before = !whole && useroffset > 0 &&
+		     useroffset + usersize == object_size;
+	if (whole)
 		count = ARRAY_SIZE(objs);
 
 	for (i = 0; i < count; i++) {
@@ -105,14 +89,18 @@ static __maybe_unused void do_usercopy_seed_cache(const char *name, bool to_user
 			goto free_objs;
 		}
 	}
-	obj = count == 1 ? objs[0] : find_owned_pair(objs, count, objs, count, s);
+	if (!whole || ksize(objs[0]) > object_size)
+		obj = objs[0];
+	else
+		obj = lkdtm_find_owned_pair(objs, count, objs, count,
+					    object_size);
 	if (!obj) {
 		pr_warn("Failed to allocate two adjacent '%s' objects\n", name);
 		goto free_objs;
 	}
 
-	do_usercopy_window(name, obj, s->useroffset, s->usersize, bad_before,
-			   to_user);
+	lkdtm_usercopy_window(name, obj, useroffset, usersize, bad_before,
+			      to_user);
 
 free_objs:
 	for (i = 0; i < count; i++) {
@@ -120,15 +108,12 @@ free_objs:
 			kmem_cache_free(s, objs[i]);
 	}
 }
-#endif
 
 static void do_usercopy_cifs(const char *name, bool to_user)
 {
 #if !IS_ENABLED(CONFIG_CIFS)
 	pr_err("XFAIL: this kernel has no CIFS\n");
 	pr_expected_config(CONFIG_CIFS);
-#elif defined(MODULE)
-	pr_err("XFAIL: the slab cache list is not visible to modules\n");
 #else
 	do_usercopy_seed_cache(name, to_user);
 #endif
@@ -139,8 +124,6 @@ static void do_usercopy_orangefs(bool to_user)
 #if !IS_ENABLED(CONFIG_ORANGEFS_FS)
 	pr_err("XFAIL: this kernel has no OrangeFS\n");
 	pr_expected_config(CONFIG_ORANGEFS_FS);
-#elif defined(MODULE)
-	pr_err("XFAIL: the slab cache list is not visible to modules\n");
 #else
 	do_usercopy_seed_cache("orangefs_inode_cache", to_user);
 #endif
@@ -151,8 +134,6 @@ static void do_usercopy_rds_ib(bool to_user)
 #if !IS_ENABLED(CONFIG_RDS_RDMA)
 	pr_err("XFAIL: this kernel has no RDS over InfiniBand\n");
 	pr_expected_config(CONFIG_RDS_RDMA);
-#elif defined(MODULE)
-	pr_err("XFAIL: the slab cache list is not visible to modules\n");
 #else
 	do_usercopy_seed_cache("rds_ib_incoming", to_user);
 #endif
@@ -160,18 +141,15 @@ static void do_usercopy_rds_ib(bool to_user)
 
 /*
  * CAIF: the proto of caif_create() declares conn_req.param as the window
- * of a "PF_CAIF" cache that is never created. Report the cache the socket
- * really comes from, then test the declared window on the live socket.
+ * of a "PF_CAIF" cache that is never created. Say where the socket comes
+ * from, then test the declared window on the live socket.
  */
 static void do_usercopy_caif(bool to_user)
 {
 #if !IS_ENABLED(CONFIG_CAIF)
 	pr_err("XFAIL: this kernel has no CAIF\n");
 	pr_expected_config(CONFIG_CAIF);
-#elif defined(MODULE)
-	pr_err("XFAIL: the slab cache list is not visible to modules\n");
 #else
-	struct kmem_cache *s;
 	struct socket *sock;
 	struct proto *prot;
 	int ret;
@@ -183,16 +161,16 @@ static void do_usercopy_caif(bool to_user)
 		return;
 	}
 	prot = sock->sk->sk_prot;
-	s = virt_to_cache(sock->sk);
-	pr_info("%s socket declares window offset %u size %u, comes from '%s'\n",
+	/* sk_prot_alloc(): kmalloc(prot->obj_size) when the proto has no cache */
+	pr_info("%s socket declares window offset %u size %u, comes from %s\n",
 		prot->name, prot->useroffset, prot->usersize,
-		s ? s->name : "(not a slab object)");
-	if (!s || strcmp(s->name, prot->name))
+		prot->slab ? "the proto's cache" : "kmalloc()");
+	if (!prot->slab || prot->slab != kmem_cache_find(prot->name))
 		pr_err("FAIL: %s sockets do not come from a '%s' cache: the window is not enforced\n",
 		       prot->name, prot->name);
 
-	do_usercopy_window(prot->name, sock->sk, prot->useroffset,
-			   prot->usersize, false, to_user);
+	lkdtm_usercopy_window(prot->name, sock->sk, prot->useroffset,
+			      prot->usersize, false, to_user);
 	sock_release(sock);
 #endif
 }
@@ -201,12 +179,12 @@ static void do_usercopy_caif(bool to_user)
 static void do_usercopy_sctpv6(bool to_user)
 {
 #if IS_ENABLED(CONFIG_IP_SCTP) && IS_ENABLED(CONFIG_IPV6)
-	do_usercopy_sock("SCTPv6", AF_INET6, SOCK_STREAM, IPPROTO_SCTP,
-			 offsetof(struct sctp6_sock, sctp.subscribe),
-			 offsetof(struct sctp6_sock, sctp.initmsg) -
-			 offsetof(struct sctp6_sock, sctp.subscribe) +
-			 sizeof_field(struct sctp6_sock, sctp.initmsg),
-			 to_user);
+	lkdtm_usercopy_sock("SCTPv6", AF_INET6, SOCK_STREAM, IPPROTO_SCTP,
+			    offsetof(struct sctp6_sock, sctp.subscribe),
+			    offsetof(struct sctp6_sock, sctp.initmsg) -
+			    offsetof(struct sctp6_sock, sctp.subscribe) +
+			    sizeof_field(struct sctp6_sock, sctp.initmsg),
+			    to_user);
 #else
 	pr_err("XFAIL: this kernel has no SCTP over IPv6\n");
 	pr_expected_config(CONFIG_IP_SCTP);

@@ -8,7 +8,8 @@
  * mm_struct, dentry, names_cache, the RAW/RAWv6/SCTP socket caches and
  * the msg_msg caches of SysV messages) and at the user-sized kmalloc
  * caches that GFP_USERCOPY and the memdup_user() family select, using
- * live objects of those caches. Every whitelist test:
+ * live objects of those caches and only interfaces exported to modules, so
+ * that they also run with LKDTM built as a module. Every whitelist test:
  *
  *  - recomputes the usercopy window from the same expressions the kernel
  *    uses to create the cache, and reports it as
@@ -37,20 +38,16 @@
 #include <linux/net.h>
 #include <linux/processor.h>
 #include <linux/sched.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <net/net_namespace.h>
 #include <net/raw.h>
 #include <net/sock.h>
 #include <linux/msg.h>
+#include <linux/slab_usercopy.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
-/* struct kmem_cache: a cache's name and object stride (s->size) */
-#include "../../../mm/slab.h"
-#if IS_ENABLED(CONFIG_SYSVIPC) || IS_ENABLED(CONFIG_POSIX_MQUEUE)
-/* load_msg() and free_msg(), the allocator of SysV and POSIX messages */
-#include "../../../ipc/util.h"
-#endif
 #ifdef CONFIG_X86
 #include <asm/fpu/api.h>
 #endif
@@ -58,17 +55,7 @@
 #include <net/sctp/structs.h>
 #endif
 
-/*
- * Hardened usercopy skips copies whose size is a compile-time constant,
- * so every size is laundered through this to force the run-time checks.
- */
-static __always_inline size_t unconst(size_t size)
-{
-	OPTIMIZER_HIDE_VAR(size);
-	return size;
-}
-
-/* Objects allocated to find two adjacent ones; see find_owned_pair(). */
+/* Objects allocated to find two adjacent ones; see lkdtm_find_owned_pair(). */
 #define NAMES_COUNT	16
 
 /* Objects of each kind allocated: two order-3 slabs' worth. */
@@ -76,30 +63,80 @@ static __always_inline size_t unconst(size_t size)
 #define SPLIT_COUNT	64
 
 /*
- * Return an object from @objs whose successor in the slab is in @owned, so
- * that a copy running one byte past the end of the returned object only
- * touches memory owned by this test. Neighbours are @s->size bytes apart:
- * the object plus whatever the allocator keeps after it (red zone, free
- * pointer, tracking data, alignment), which slub_debug= changes at boot.
+ * Return an object from @objs whose successor in its slab is in @owned, so
+ * that a copy running one byte past the end of the returned object (of
+ * @size bytes) only touches memory owned by this test. Neighbours are the
+ * cache's stride apart: the object plus whatever the allocator keeps after
+ * it (red zone, free pointer, tracking data, alignment), which slub_debug=
+ * changes at boot and which is private to the allocator. Objects handed
+ * out one after another from a fresh slab are neighbours, so the closest
+ * pair in one slab is taken as neighbours: the byte after the object is
+ * then either the object's own padding or the start of @owned's object.
  */
-void *find_owned_pair(void **objs, int count, void **owned, int owned_count,
-		      struct kmem_cache *s)
+void *lkdtm_find_owned_pair(void **objs, int count, void **owned,
+			    int owned_count, size_t size)
 {
-	size_t stride = s->size;
+	size_t gap, best_gap = SIZE_MAX;
+	void *best = NULL;
 	int i, j;
 
 	for (i = 0; i < count; i++) {
 		for (j = 0; j < owned_count; j++) {
-			if (objs[i] && owned[j] &&
-			    (char *)owned[j] == (char *)objs[i] + stride)
-				return objs[i];
+			char *obj = objs[i], *next = owned[j];
+
+			if (!obj || !next || next < obj + size ||
+			    virt_to_folio(obj) != virt_to_folio(next))
+				continue;
+			gap = next - obj;
+			if (gap < best_gap) {
+				best_gap = gap;
+				best = obj;
+			}
 		}
 	}
-	return NULL;
+	return best;
 }
 
+/* The suffix of the kmalloc cache names for objects of @size bytes. */
+static __maybe_unused void lkdtm_kmalloc_suffix(char *buf, size_t len,
+						size_t size)
+{
+	if (size >= SZ_1M && !(size % SZ_1M))
+		snprintf(buf, len, "%zuM", size / SZ_1M);
+	else if (size >= SZ_1K && !(size % SZ_1K))
+		snprintf(buf, len, "%zuk", size / SZ_1K);
+	else
+		snprintf(buf, len, "%zu", size);
+}
+
+#ifndef CONFIG_SLOB
+/*
+ * The name of @s, a kmalloc cache of @size-byte objects: the cache of that
+ * name among the kmalloc cache types' names, found with kmem_cache_find().
+ */
+static const char *lkdtm_kmalloc_name(struct kmem_cache *s, size_t size,
+				      char *buf, size_t len)
+{
+	static const char * const prefixes[] = {
+		"kmalloc-", "kmalloc-cg-", "kmalloc-rcl-", "dma-kmalloc-",
+		"usersized-kmalloc-", "usersized-kmalloc-cg-",
+	};
+	char suffix[16];
+	int i;
+
+	lkdtm_kmalloc_suffix(suffix, sizeof(suffix), size);
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++) {
+		snprintf(buf, len, "%s%s", prefixes[i], suffix);
+		if (kmem_cache_find(buf) == s)
+			return buf;
+	}
+	snprintf(buf, len, "(no kmalloc cache of %zu bytes)", size);
+	return buf;
+}
+#endif
+
 /**
- * do_usercopy_window() - test one usercopy window of a slab object
+ * lkdtm_usercopy_window() - test one usercopy window of a slab object
  * @cache: name of the cache @obj was allocated from
  * @obj: start of a live slab object
  * @offset: start of the usercopy window within the object
@@ -112,8 +149,8 @@ void *find_owned_pair(void **objs, int count, void **owned, int owned_count,
  * otherwise at @offset + @size) must be one that nothing else writes to
  * while the test runs: copy_from_user() writes back its current value.
  */
-void do_usercopy_window(const char *cache, void *obj, size_t offset,
-			size_t size, bool bad_before, bool to_user)
+void lkdtm_usercopy_window(const char *cache, void *obj, size_t offset,
+			   size_t size, bool bad_before, bool to_user)
 {
 	size_t bad_offset = bad_before ? offset - 1 : offset;
 	size_t bad_size = size + 1;
@@ -153,7 +190,7 @@ void do_usercopy_window(const char *cache, void *obj, size_t offset,
 	 * that is wrongly allowed then stores the values already there.
 	 */
 	memcpy(snap, (unsigned char *)obj + bad_offset, bad_size);
-	if (copy_to_user(ubuf, snap, unconst(bad_size))) {
+	if (copy_to_user(ubuf, snap, lkdtm_unconst(bad_size))) {
 		pr_warn("copy_to_user failed unexpectedly?!\n");
 		goto free_user;
 	}
@@ -162,7 +199,7 @@ void do_usercopy_window(const char *cache, void *obj, size_t offset,
 		pr_info("attempting good copy_to_user of the whole window\n");
 		if (copy_to_user(ubuf + good_delta,
 				 (unsigned char *)obj + offset,
-				 unconst(size))) {
+				 lkdtm_unconst(size))) {
 			pr_warn("copy_to_user failed unexpectedly?!\n");
 			goto free_user;
 		}
@@ -170,14 +207,14 @@ void do_usercopy_window(const char *cache, void *obj, size_t offset,
 		pr_info("attempting bad copy_to_user at offset %zu size %zu\n",
 			bad_offset, bad_size);
 		if (copy_to_user(ubuf, (unsigned char *)obj + bad_offset,
-				 unconst(bad_size))) {
+				 lkdtm_unconst(bad_size))) {
 			pr_warn("copy_to_user failed, but lacked Oops\n");
 			goto free_user;
 		}
 	} else {
 		pr_info("attempting good copy_from_user of the whole window\n");
 		if (copy_from_user((unsigned char *)obj + offset,
-				   ubuf + good_delta, unconst(size))) {
+				   ubuf + good_delta, lkdtm_unconst(size))) {
 			pr_warn("copy_from_user failed unexpectedly?!\n");
 			goto free_user;
 		}
@@ -185,7 +222,7 @@ void do_usercopy_window(const char *cache, void *obj, size_t offset,
 		pr_info("attempting bad copy_from_user at offset %zu size %zu\n",
 			bad_offset, bad_size);
 		if (copy_from_user((unsigned char *)obj + bad_offset, ubuf,
-				   unconst(bad_size))) {
+				   lkdtm_unconst(bad_size))) {
 			pr_warn("copy_from_user failed, but lacked Oops\n");
 			goto free_user;
 		}
@@ -206,16 +243,33 @@ free_snap:
  * so the bad copy starts one byte before it, in the padding that aligns
  * it, instead of running off the end of the object.
  */
+#ifndef CONFIG_ARCH_TASK_STRUCT_ALLOCATOR
+static void lkdtm_thread_struct_whitelist(unsigned long *offset,
+					  unsigned long *size)
+{
+#if defined(MODULE) && defined(CONFIG_X86)
+	/*
+	 * arch_thread_struct_whitelist() calls fpu_thread_struct_whitelist(),
+	 * which is not exported: it gives offsetof(struct thread_struct,
+	 * fpu.__fpstate.regs) and fpu_kernel_cfg.default_size, the size that
+	 * fpstate_reset() also gave this task's own __fpstate at fork.
+	 */
+	*offset = offsetof(struct thread_struct, fpu.__fpstate.regs);
+	*size = current->thread.fpu.__fpstate.size;
+#else
+	arch_thread_struct_whitelist(offset, size);
+#endif
+}
+#endif
+
 static void do_usercopy_task_struct(bool to_user)
 {
 #if defined(CONFIG_ARCH_TASK_STRUCT_ALLOCATOR)
 	pr_err("XFAIL: this architecture has no task_struct cache\n");
-#elif defined(MODULE) && defined(CONFIG_X86)
-	pr_err("XFAIL: the x86 task_struct window is not visible to modules\n");
 #else
 	unsigned long offset, size;
 
-	arch_thread_struct_whitelist(&offset, &size);
+	lkdtm_thread_struct_whitelist(&offset, &size);
 	if (unlikely(size == 0))
 		offset = 0;
 	else
@@ -231,8 +285,8 @@ static void do_usercopy_task_struct(bool to_user)
 	kernel_fpu_end();
 #endif
 
-	do_usercopy_window("task_struct", current, offset, size, offset > 0,
-			   to_user);
+	lkdtm_usercopy_window("task_struct", current, offset, size, offset > 0,
+			      to_user);
 #endif
 }
 
@@ -247,10 +301,10 @@ static void do_usercopy_mm_struct(bool to_user)
 		pr_warn("No mm to test\n");
 		return;
 	}
-	do_usercopy_window("mm_struct", current->mm,
-			   offsetof(struct mm_struct, saved_auxv),
-			   sizeof_field(struct mm_struct, saved_auxv),
-			   true, to_user);
+	lkdtm_usercopy_window("mm_struct", current->mm,
+			      offsetof(struct mm_struct, saved_auxv),
+			      sizeof_field(struct mm_struct, saved_auxv),
+			      true, to_user);
 }
 
 /*
@@ -275,10 +329,10 @@ static void do_usercopy_dentry(bool to_user)
 		goto put_dentry;
 	}
 
-	do_usercopy_window("dentry", dentry,
-			   offsetof(struct dentry, d_iname),
-			   sizeof_field(struct dentry, d_iname),
-			   true, to_user);
+	lkdtm_usercopy_window("dentry", dentry,
+			      offsetof(struct dentry, d_iname),
+			      sizeof_field(struct dentry, d_iname),
+			      true, to_user);
 
 put_dentry:
 	dput(dentry);
@@ -300,14 +354,14 @@ static void do_usercopy_names_cache(bool to_user)
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		names[i] = __getname();
 
-	name = find_owned_pair(names, ARRAY_SIZE(names), names,
-			       ARRAY_SIZE(names), names_cachep);
+	name = lkdtm_find_owned_pair(names, ARRAY_SIZE(names), names,
+				     ARRAY_SIZE(names), PATH_MAX);
 	if (!name) {
 		pr_warn("Failed to allocate two adjacent names_cache objects\n");
 		goto free_names;
 	}
 
-	do_usercopy_window("names_cache", name, 0, PATH_MAX, false, to_user);
+	lkdtm_usercopy_window("names_cache", name, 0, PATH_MAX, false, to_user);
 
 free_names:
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
@@ -322,8 +376,8 @@ free_names:
  * after the window (an unused multicast routing table id on RAW/RAWv6,
  * user_frag on SCTP) does not change while it runs.
  */
-void do_usercopy_sock(const char *cache, int family, int type,
-		      int protocol, size_t offset, size_t size, bool to_user)
+void lkdtm_usercopy_sock(const char *cache, int family, int type,
+			 int protocol, size_t offset, size_t size, bool to_user)
 {
 	struct socket *sock;
 	int ret;
@@ -339,7 +393,7 @@ void do_usercopy_sock(const char *cache, int family, int type,
 		goto release;
 	}
 
-	do_usercopy_window(cache, sock->sk, offset, size, false, to_user);
+	lkdtm_usercopy_window(cache, sock->sk, offset, size, false, to_user);
 
 release:
 	sock_release(sock);
@@ -348,9 +402,9 @@ release:
 static void do_usercopy_raw(bool to_user)
 {
 #if IS_ENABLED(CONFIG_INET)
-	do_usercopy_sock("RAW", AF_INET, SOCK_RAW, IPPROTO_ICMP,
-			 offsetof(struct raw_sock, filter),
-			 sizeof_field(struct raw_sock, filter), to_user);
+	lkdtm_usercopy_sock("RAW", AF_INET, SOCK_RAW, IPPROTO_ICMP,
+			    offsetof(struct raw_sock, filter),
+			    sizeof_field(struct raw_sock, filter), to_user);
 #else
 	pr_err("XFAIL: this kernel has no IPv4\n");
 	pr_expected_config(CONFIG_INET);
@@ -360,9 +414,9 @@ static void do_usercopy_raw(bool to_user)
 static void do_usercopy_rawv6(bool to_user)
 {
 #if IS_ENABLED(CONFIG_IPV6)
-	do_usercopy_sock("RAWv6", AF_INET6, SOCK_RAW, IPPROTO_ICMPV6,
-			 offsetof(struct raw6_sock, filter),
-			 sizeof_field(struct raw6_sock, filter), to_user);
+	lkdtm_usercopy_sock("RAWv6", AF_INET6, SOCK_RAW, IPPROTO_ICMPV6,
+			    offsetof(struct raw6_sock, filter),
+			    sizeof_field(struct raw6_sock, filter), to_user);
 #else
 	pr_err("XFAIL: this kernel has no IPv6\n");
 	pr_expected_config(CONFIG_IPV6);
@@ -372,12 +426,12 @@ static void do_usercopy_rawv6(bool to_user)
 static void do_usercopy_sctp(bool to_user)
 {
 #if IS_ENABLED(CONFIG_IP_SCTP)
-	do_usercopy_sock("SCTP", AF_INET, SOCK_STREAM, IPPROTO_SCTP,
-			 offsetof(struct sctp_sock, subscribe),
-			 offsetof(struct sctp_sock, initmsg) -
-			 offsetof(struct sctp_sock, subscribe) +
-			 sizeof_field(struct sctp_sock, initmsg),
-			 to_user);
+	lkdtm_usercopy_sock("SCTP", AF_INET, SOCK_STREAM, IPPROTO_SCTP,
+			    offsetof(struct sctp_sock, subscribe),
+			    offsetof(struct sctp_sock, initmsg) -
+			    offsetof(struct sctp_sock, subscribe) +
+			    sizeof_field(struct sctp_sock, initmsg),
+			    to_user);
 #else
 	pr_err("XFAIL: this kernel has no SCTP\n");
 	pr_expected_config(CONFIG_IP_SCTP);
@@ -438,7 +492,8 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 #ifdef CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC
 	void **objs[ARRAY_SIZE(split_kinds)] = { };
 	struct kmem_cache *cache = split_cache(kind);
-	size_t size = unconst(SPLIT_SIZE);
+	size_t size = lkdtm_unconst(SPLIT_SIZE);
+	char name[48];
 	void *obj;
 	int i, k, j;
 
@@ -476,7 +531,8 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 			if (split_cache(k) == split_cache(j)) {
 				pr_info("%s and %s objects share '%s' by design\n",
 					split_kinds[k].what, split_kinds[j].what,
-					split_cache(k)->name);
+					lkdtm_kmalloc_name(split_cache(k), size,
+							   name, sizeof(name)));
 				continue;
 			}
 			if (share_a_slab(objs[k], objs[j], SPLIT_COUNT))
@@ -487,8 +543,8 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 	/* Kinds sharing the cache by design interleave in its slabs. */
 	for (k = 0, obj = NULL; k < ARRAY_SIZE(split_kinds) && !obj; k++) {
 		if (split_cache(k) == cache)
-			obj = find_owned_pair(objs[kind], SPLIT_COUNT, objs[k],
-					      SPLIT_COUNT, cache);
+			obj = lkdtm_find_owned_pair(objs[kind], SPLIT_COUNT,
+						    objs[k], SPLIT_COUNT, size);
 	}
 	if (!obj) {
 		pr_warn("Failed to allocate two adjacent %s objects\n",
@@ -496,7 +552,8 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 		goto free_objs;
 	}
 
-	do_usercopy_window(cache->name, obj, 0, size, false, to_user);
+	lkdtm_kmalloc_name(cache, size, name, sizeof(name));
+	lkdtm_usercopy_window(name, obj, 0, size, false, to_user);
 
 free_objs:
 	for (k = 0; k < ARRAY_SIZE(split_kinds); k++) {
@@ -518,16 +575,23 @@ free_arrays:
  */
 static void do_usercopy_kmalloc_dma(bool to_user)
 {
-#ifdef CONFIG_ZONE_DMA
+#if !defined(CONFIG_ZONE_DMA)
+	pr_err("XFAIL: this kernel has no ZONE_DMA\n");
+	pr_expected_config(CONFIG_ZONE_DMA);
+#elif defined(CONFIG_SLOB)
+	pr_err("XFAIL: SLOB has no kmalloc cache types\n");
+#else
 	const gfp_t gfp = GFP_KERNEL | GFP_DMA | GFP_USERCOPY;
 	struct kmem_cache *cache =
 		kmalloc_caches[kmalloc_type(gfp)][kmalloc_index(SPLIT_SIZE)];
-	size_t size = unconst(SPLIT_SIZE);
+	size_t size = lkdtm_unconst(SPLIT_SIZE);
 	void *objs[SPLIT_COUNT / 2] = { };
+	char name[48];
 	void *obj;
 	int i;
 
-	pr_info("GFP_DMA | GFP_USERCOPY selects '%s'\n", cache->name);
+	lkdtm_kmalloc_name(cache, size, name, sizeof(name));
+	pr_info("GFP_DMA | GFP_USERCOPY selects '%s'\n", name);
 	for (i = 0; i < ARRAY_SIZE(objs); i++) {
 		objs[i] = kmalloc(size, gfp);
 		if (!objs[i])
@@ -539,21 +603,18 @@ static void do_usercopy_kmalloc_dma(bool to_user)
 		}
 	}
 
-	obj = find_owned_pair(objs, ARRAY_SIZE(objs), objs, ARRAY_SIZE(objs),
-			      cache);
+	obj = lkdtm_find_owned_pair(objs, ARRAY_SIZE(objs), objs,
+				    ARRAY_SIZE(objs), size);
 	if (!obj) {
 		pr_warn("Failed to allocate two adjacent DMA objects\n");
 		goto free_objs;
 	}
 
-	do_usercopy_window(cache->name, obj, 0, size, false, to_user);
+	lkdtm_usercopy_window(name, obj, 0, size, false, to_user);
 
 free_objs:
 	for (i = 0; i < ARRAY_SIZE(objs); i++)
 		kfree(objs[i]);
-#else
-	pr_err("XFAIL: this kernel has no ZONE_DMA\n");
-	pr_expected_config(CONFIG_ZONE_DMA);
 #endif
 }
 
@@ -572,7 +633,7 @@ static unsigned long user_string(size_t len)
 		goto unmap;
 	memset(fill, 'u', len - 1);
 	fill[len - 1] = '\0';
-	if (copy_to_user((void __user *)uaddr, fill, unconst(len))) {
+	if (copy_to_user((void __user *)uaddr, fill, lkdtm_unconst(len))) {
 		kfree(fill);
 		goto unmap;
 	}
@@ -599,13 +660,17 @@ static const char * const dup_names[] = {
 
 static void do_usercopy_dup(enum dup_helper helper, bool to_user)
 {
+#ifdef CONFIG_SLOB
+	pr_err("XFAIL: SLOB has no kmalloc cache types\n");
+#else
 	struct kmem_cache *cache =
 		kmalloc_caches[kmalloc_type(GFP_USER | GFP_USERCOPY)]
 			      [kmalloc_index(SPLIT_SIZE)];
-	size_t size = unconst(SPLIT_SIZE);
+	size_t size = lkdtm_unconst(SPLIT_SIZE);
 	void *objs[SPLIT_COUNT / 2] = { };
 	const void __user *src;
 	unsigned long uaddr;
+	char name[48];
 	void *obj;
 	int i;
 
@@ -616,8 +681,9 @@ static void do_usercopy_dup(enum dup_helper helper, bool to_user)
 	}
 	src = (const void __user *)uaddr;
 
+	lkdtm_kmalloc_name(cache, size, name, sizeof(name));
 	pr_info("%s of %zu bytes should use '%s'\n", dup_names[helper], size,
-		cache->name);
+		name);
 	for (i = 0; i < ARRAY_SIZE(objs); i++) {
 		if (helper == DUP_MEMDUP_USER)
 			obj = memdup_user(src, size);
@@ -633,30 +699,34 @@ static void do_usercopy_dup(enum dup_helper helper, bool to_user)
 		objs[i] = obj;
 	}
 
-	obj = find_owned_pair(objs, ARRAY_SIZE(objs), objs, ARRAY_SIZE(objs),
-			      cache);
+	obj = lkdtm_find_owned_pair(objs, ARRAY_SIZE(objs), objs,
+				    ARRAY_SIZE(objs), size);
 	if (!obj) {
 		pr_warn("Failed to allocate two adjacent %s objects\n",
 			dup_names[helper]);
 		goto free_objs;
 	}
 
-	do_usercopy_window(cache->name, obj, 0, size, false, to_user);
+	lkdtm_usercopy_window(name, obj, 0, size, false, to_user);
 
 free_objs:
 	for (i = 0; i < ARRAY_SIZE(objs); i++)
 		kvfree(objs[i]);
 	vm_munmap(uaddr, PAGE_ALIGN(size));
+#endif
 }
 
 /*
  * msg_msg: SysV and POSIX messages come from caches of their own, the
- * msg_msg-<size> buckets made in ipc/msgutil.c, whose window is the text
- * after the header: useroffset sizeof(struct msg_msg), usersize
- * DATALEN_MSG, cut to the object. The header (list, type, size, next
- * segment and security pointers) is kernel data, so the bad copy starts
- * one byte before the text, in the top byte of the NULL security pointer
- * of a message nobody else can see. The messages are interleaved with
+ * msg_msg-<size> buckets that ipc/msgutil.c makes for alloc_msg(), whose
+ * window is the text after the header: useroffset sizeof(struct msg_msg),
+ * usersize DATALEN_MSG (PAGE_SIZE - sizeof(struct msg_msg)), cut to the
+ * object. load_msg() and the buckets are private to ipc/, so the test
+ * looks the cache up by name and allocates zeroed objects from it, laid
+ * out as messages are. The header (list, type, size, next segment and
+ * security pointers) is kernel data, so the bad copy starts one byte
+ * before the text, in the top byte of the NULL security pointer of an
+ * object nobody else can see. The objects are interleaved with
  * memdup_user() buffers of the same size, which must not share their slabs.
  */
 #define MSG_TEXT	900	/* sizeof(struct msg_msg) + 900 -> 1k */
@@ -670,21 +740,28 @@ static void do_usercopy_msg_msg(bool to_user)
 	pr_err("XFAIL: this kernel has no msg_msg caches\n");
 	pr_expected_config(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC);
 #else
-	size_t alloc = sizeof(struct msg_msg) + MSG_TEXT;
-	struct kmem_cache *normal =
-		kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(alloc)];
+	size_t object_size = kmalloc_size_roundup(sizeof(struct msg_msg) +
+						  MSG_TEXT);
 	size_t offset = sizeof(struct msg_msg);
-	size_t size = min_t(size_t, normal->object_size - offset,
+	size_t size = min_t(size_t, object_size - offset,
 			    PAGE_SIZE - sizeof(struct msg_msg));
-	struct msg_msg *msgs[SPLIT_COUNT / 2] = { };
+	void *msgs[SPLIT_COUNT / 2] = { };
 	void *bufs[SPLIT_COUNT / 2] = { };
 	const void __user *src;
+	struct kmem_cache *s;
 	unsigned long uaddr;
 	char cache[32];
 	int i;
 
-	snprintf(cache, sizeof(cache), "msg_msg-%s",
-		 strchr(normal->name, '-') + 1);
+	strscpy(cache, "msg_msg-", sizeof(cache));
+	lkdtm_kmalloc_suffix(cache + strlen(cache), sizeof(cache) - strlen(cache),
+			     object_size);
+	s = kmem_cache_find(cache);
+	if (!s || kmem_cache_size(s) != object_size) {
+		pr_err("FAIL: this kernel has no '%s' cache of %zu-byte objects\n",
+		       cache, object_size);
+		return;
+	}
 
 	uaddr = user_string(MSG_TEXT);
 	if (!uaddr) {
@@ -693,16 +770,16 @@ static void do_usercopy_msg_msg(bool to_user)
 	}
 	src = (const void __user *)uaddr;
 
-	pr_info("allocating %zu messages and memdup_user() buffers of %d bytes\n",
-		ARRAY_SIZE(msgs), MSG_TEXT);
+	pr_info("allocating %zu '%s' objects and memdup_user() buffers of %d bytes\n",
+		ARRAY_SIZE(msgs), cache, MSG_TEXT);
 	for (i = 0; i < ARRAY_SIZE(msgs); i++) {
-		struct msg_msg *msg = load_msg(src, MSG_TEXT);
+		void *msg = kmem_cache_zalloc(s, GFP_KERNEL);
 		void *buf = memdup_user(src, MSG_TEXT);
 
-		if (IS_ERR(msg) || IS_ERR(buf)) {
+		if (!msg || IS_ERR(buf)) {
 			pr_warn("Failed to allocate a message or a buffer\n");
-			if (!IS_ERR(msg))
-				free_msg(msg);
+			if (msg)
+				kmem_cache_free(s, msg);
 			if (!IS_ERR(buf))
 				kfree(buf);
 			goto free_msgs;
@@ -712,15 +789,15 @@ static void do_usercopy_msg_msg(bool to_user)
 	}
 
 	pr_info("checking that no slab page holds a message and a buffer\n");
-	if (share_a_slab((void **)msgs, bufs, ARRAY_SIZE(msgs)))
+	if (share_a_slab(msgs, bufs, ARRAY_SIZE(msgs)))
 		goto free_msgs;
 
-	do_usercopy_window(cache, msgs[0], offset, size, true, to_user);
+	lkdtm_usercopy_window(cache, msgs[0], offset, size, true, to_user);
 
 free_msgs:
 	for (i = 0; i < ARRAY_SIZE(msgs); i++) {
 		if (msgs[i])
-			free_msg(msgs[i]);
+			kmem_cache_free(s, msgs[i]);
 		kfree(bufs[i]);
 	}
 	vm_munmap(uaddr, PAGE_ALIGN(MSG_TEXT));

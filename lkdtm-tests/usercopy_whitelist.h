@@ -1,19 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers of usercopy_whitelist.c shared with usercopy_seeds.c.
+ * Helpers of usercopy_whitelist.c shared with usercopy_seeds.c and
+ * usercopy_vmalloc.c.
  */
 #ifndef __LKDTM_USERCOPY_WHITELIST_H
 #define __LKDTM_USERCOPY_WHITELIST_H
 
+#include <linux/compiler.h>
 #include <linux/types.h>
 
-struct kmem_cache;
+/*
+ * Hardened usercopy skips copies whose size is a compile-time constant,
+ * so every size is laundered through this to force the run-time checks.
+ */
+static __always_inline size_t lkdtm_unconst(size_t size)
+{
+	OPTIMIZER_HIDE_VAR(size);
+	return size;
+}
 
-void *find_owned_pair(void **objs, int count, void **owned, int owned_count,
-		      struct kmem_cache *s);
-void do_usercopy_window(const char *cache, void *obj, size_t offset,
-			size_t size, bool bad_before, bool to_user);
-void do_usercopy_sock(const char *cache, int family, int type, int protocol,
-		      size_t offset, size_t size, bool to_user);
+void *lkdtm_find_owned_pair(void **objs, int count, void **owned,
+			    int owned_count, size_t size);
+void lkdtm_usercopy_window(const char *cache, void *obj, size_t offset,
+			   size_t size, bool bad_before, bool to_user);
+void lkdtm_usercopy_sock(const char *cache, int family, int type,
+			 int protocol, size_t offset, size_t size,
+			 bool to_user);
 
 #endif

@@ -29,7 +29,7 @@ TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 TESTS=lkdtm-tests/tests.txt
 LKDTM=drivers/misc/lkdtm
 SELFTESTS=tools/testing/selftests/lkdtm/tests.txt
-PATCH=patches/0010-lkdtm-usercopy-Add-tests-for-the-whitelists-of-real-caches.patch
+PATCH=patches/0011-lkdtm-usercopy-Add-tests-for-the-whitelists-of-real-caches.patch
 # Fixed dates keep the generated patch byte-for-byte reproducible.
 DATE="2026-12-03T12:00:00+0000"
 
@@ -205,8 +205,8 @@ objects the test owns, so a kernel without the check survives them.
 The remaining caches that the whitelisting series and
 commit bf1867db9b85 ("net/rds: Whitelist rdma_cookie and rx_tstamp for
 usercopy") gave a region are private to their subsystem. Their tests
-find the cache by name in the slab cache list, allocate an object from
-it and test the region the cache declares:
+find the cache by name with kmem_cache_find(), allocate an object from
+it and test the region that kmem_cache_usercopy_region() reports:
 
   USERCOPY_WHITELIST_CIFS_REQUEST_*   cifs_request: the whole object
   USERCOPY_WHITELIST_CIFS_SMALL_RQ_*  cifs_small_rq: the whole object
@@ -218,8 +218,8 @@ it and test the region the cache declares:
 caif_create() gives sk_alloc() a struct proto with a region but never
 registers it, so there is no "PF_CAIF" cache: the CAIF sockets come from
 kmalloc() and the declared window is not enforced. The CAIF tests say
-which cache the socket comes from and report FAIL. Tests of subsystems
-that are not built in report XFAIL.
+so and report FAIL. Tests of subsystems that are not built in report
+XFAIL.
 
 For CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC, USERCOPY_KMALLOC_SPLIT_* and
 USERCOPY_KMALLOC_SPLIT_CG_* check that GFP_USERCOPY allocations (without
@@ -230,9 +230,21 @@ object size; they report XFAIL when the option is disabled.
 USERCOPY_KMALLOC_DMA_* check that GFP_DMA wins over GFP_USERCOPY
 (dma-kmalloc-<size>, ZONE_DMA pages), and USERCOPY_MEMDUP_USER_*,
 USERCOPY_VMEMDUP_USER_* and USERCOPY_STRNDUP_USER_* that those helpers'
-buffers come from the cache GFP_USER | GFP_USERCOPY selects. Neighbours
-are found with the cache's object stride (s->size), so the tests also
-work with slub_debug= red zones or tracking.
+buffers come from the cache GFP_USER | GFP_USERCOPY selects. SLOB has
+no kmalloc cache types: there these tests report XFAIL.
+
+USERCOPY_VMALLOC_NO_GUARD_* and USERCOPY_VMALLOC_PERCPU_* copy the last
+64 bytes of vmalloc areas without a guard page, a VM_NO_GUARD mapping
+and the last object of a vmalloc-backed per-cpu chunk, which must not be
+reported, while USERCOPY_VMALLOC still must be. The VM_NO_GUARD tests
+report XFAIL when LKDTM is a module (__vmalloc_node_range() is not
+exported), the per-cpu ones on kernels whose per-cpu chunks do not come
+from vmalloc (!CONFIG_SMP).
+
+The tests use only interfaces exported to modules and no private
+header, so they work with LKDTM built in or as a module. Neighbours are
+found as the closest pair of objects in one slab, so the tests also work
+with slub_debug= red zones or tracking.
 
 The whitelists under test come from the hardened usercopy whitelisting
 series, based on PAX_USERCOPY from the last public grsecurity/PaX patch.

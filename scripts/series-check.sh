@@ -9,7 +9,8 @@
 #                                                 looked up next to it)
 #   -j, --jobs N           make -j               (env JOBS, 2)
 #       --cc CC            compiler              (env KCC, "ccache gcc")
-#       --no-variants      skip the variant builds after the last patch
+#       --no-variants      skip the variant and matrix builds after the last patch
+#       --no-cross         skip the matrix configurations of other architectures
 #
 # One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1.
 # Then, for k = 1..n, patch k is applied with `patch -p1` (as the lab build
@@ -19,11 +20,18 @@
 # and bzImage is rebuilt incrementally, so every prefix is built from its
 # own state; ccache makes reruns cheap.  Each patch
 # also goes through `scripts/checkpatch.pl --strict`.  After the last patch
-# bzImage is rebuilt for each variant: CONFIG_HARDENED_USERCOPY_FALLBACK on,
-# kernel-config/variant-nosplit.config (split off), variant-slab.config
-# (SLAB with lockdep: the moved gfp bit), and without memcg kmem
-# accounting (the aliased -cg caches).  ZONE_DMA and MEMCG_KMEM are in the
-# lab fragment itself, so every prefix is built with them.
+# the whole series is built once more for each configuration of the build
+# matrix, named in the log and the table with its time: every
+# kernel-config/matrix/*.config in name order (FALLBACK=y, MEMCG=n, LKDTM=m
+# with modpost, SLOB, HARDENED_USERCOPY=n, SYSVIPC=n, SMP, RDS/TCP, i386,
+# arm64; see kernel-config/matrix/README.md) and, after the first, the
+# lab's own kernel-config/variant-nosplit.config and variant-slab.config.
+# The x86-64 ones are incremental rebuilds of the prefix tree (kbuild
+# rebuilds what depends on the options that changed); i386 and arm64 are
+# built out of tree (O=BUILD_DIR/cross/kernel-ARCH) in a second extraction
+# with the whole series applied, arm64 with CROSS_COMPILE=aarch64-linux-gnu-
+# (Debian's gcc-aarch64-linux-gnu).  ZONE_DMA and MEMCG_KMEM are in the lab
+# fragment itself, so every prefix is built with them.
 #
 # Prints a table and exits non-zero if a patch does not apply (patch -p1,
 # no fuzz), a build fails, or checkpatch reports an error or a warning that
@@ -40,6 +48,7 @@ SERIES=${SERIES:-patches/series}
 JOBS=${JOBS:-2}
 KCC=${KCC:-ccache gcc}
 VARIANTS=1
+CROSS=1
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -51,6 +60,7 @@ while [ $# -gt 0 ]; do
 	-j|--jobs)	JOBS=$2; shift 2 ;;
 	--cc)		KCC=$2; shift 2 ;;
 	--no-variants)	VARIANTS=0; shift ;;
+	--no-cross)	CROSS=0; shift ;;
 	-h|--help)	usage ;;
 	*)		echo "series-check: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -75,8 +85,13 @@ load_series "$SERIES" || die "cannot use $SERIES"
 tree=$BUILD_DIR/linux-source-6.1
 logs=$BUILD_DIR/logs
 # In-tree builds use relative paths only, so ccache hits across rebuilds
-# and across fresh extractions in other directories.
+# and across fresh extractions in other directories.  Out-of-tree builds
+# (the matrix) pass -fmacro-prefix-map=<absolute srctree>/=, which ccache's
+# base_dir does not rewrite; the map only strips the tree's own path from
+# __FILE__, so leaving it out of the hash lets builds of identical trees in
+# other directories share objects.
 export CCACHE_NOHASHDIR=1
+export CCACHE_IGNOREOPTIONS='-fmacro-prefix-map=*'
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 1970'
 export KBUILD_BUILD_USER=usercopy-lab KBUILD_BUILD_HOST=series-check
 
@@ -106,16 +121,18 @@ configure() {
 	check_fragments "  config: " "$tree/.config" "$BUILD_DIR/symbols" "$@"
 }
 
-build() { # LOGNAME -> 0/1; sets build_status (yes/NO), build_secs, build_warn
-	local t0=$SECONDS
-	if make -C "$tree" -s CC="$KCC" -j"$JOBS" bzImage > "$logs/$1.log" 2>&1; then
+build() { # LOGNAME [MAKE ARGS...] -> 0/1; sets build_status (yes/NO), build_secs, build_warn
+	local name=$1 t0=$SECONDS
+	shift
+	[ $# -gt 0 ] || set -- -C "$tree" CC="$KCC" bzImage
+	if make -s -j"$JOBS" "$@" > "$logs/$name.log" 2>&1; then
 		build_status=yes
 	else
 		build_status=NO
-		grep -E 'error|Error' "$logs/$1.log" | head -n 20 | sed 's/^/  /' >&2
+		grep -E 'error|Error' "$logs/$name.log" | head -n 20 | sed 's/^/  /' >&2
 	fi
 	build_secs=$((SECONDS - t0))
-	build_warn=$(warnings_in "$1")
+	build_warn=$(warnings_in "$name")
 	[ "$build_status" = yes ]
 }
 
@@ -200,34 +217,107 @@ for ((k = 1; k <= n; k++)); do
 	r_build[k]=$build_status; r_secs[k]=$build_secs; r_warn[k]=$build_warn
 done
 
-# ---------------------------------------------------------------- variants
+# ---------------------------------------------------------------- matrix
 declare -a v_name v_build v_secs v_warn
 nv=0
-variant() { # NAME FRAGMENT...: the lab fragment, then these on top
-	local name=$1 tag
-	shift
+new_row() { # NAME: a new row of the table; sets tag
 	nv=$((nv + 1))
-	tag=$(printf 'v%02d' "$nv")
-	v_name[nv]=$name; v_build[nv]=-; v_secs[nv]=-; v_warn[nv]=-
+	tag=$(printf 'm%02d' "$nv")
+	v_name[nv]=$1; v_build[nv]=-; v_secs[nv]=-; v_warn[nv]=-
+}
+end_row() { # after build(): fill the row and say it in the log
+	v_build[nv]=$build_status; v_secs[nv]=$build_secs; v_warn[nv]=$build_warn
+	log "matrix ${v_name[nv]}: $build_status in ${build_secs}s, $build_warn warning lines"
+}
+
+# x86_variant NAME TARGETS FRAGMENT...: tinyconfig + the lab fragment +
+# FRAGMENTs, in the prefix tree: kbuild rebuilds only what depends on the
+# options that changed, and ccache serves what an earlier state compiled.
+x86_variant() {
+	local name=$1 targets=$2
+	shift 2
+	new_row "$name"
 	# The lab fragment must still hold, except for what the variant changes.
 	configure "$tag-config" "$frag" "$@" || { v_build[nv]=CONFIG; fail=1; return; }
-	log "variant $name: building bzImage"
-	build "$tag-build" || fail=1
-	v_build[nv]=$build_status; v_secs[nv]=$build_secs; v_warn[nv]=$build_warn
+	log "matrix $name: building $targets"
+	# shellcheck disable=SC2086 # TARGETS is a word list
+	build "$tag-build" -C "$tree" CC="$KCC" $targets || fail=1
+	end_row
+}
+
+# cross_variant NAME ARCH TARGETS FRAGMENT...: the same for another
+# architecture, out of tree (O=) in a second extraction with the whole
+# series applied.
+cross_variant() {
+	local name=$1 arch=$2 targets=$3 odir mk=() cc=$KCC
+	shift 3
+	new_row "$name"
+	odir=$BUILD_DIR/cross/kernel-$arch
+	mk=(-C "$ctree" O="$odir" ARCH="$arch")
+	if [ "$arch" = arm64 ]; then
+		mk+=(CROSS_COMPILE=aarch64-linux-gnu-)
+		cc="ccache aarch64-linux-gnu-gcc"
+		command -v aarch64-linux-gnu-gcc > /dev/null ||
+			{ echo "  $name: aarch64-linux-gnu-gcc not found (apt: gcc-aarch64-linux-gnu)" >&2
+			  v_build[nv]=NO; fail=1; return; }
+	fi
+	mkdir -p "$odir"
+	{
+		make "${mk[@]}" tinyconfig &&
+		(cd "$ctree" && scripts/kconfig/merge_config.sh -m -O "$odir" "$odir/.config" "$frag" "$@") &&
+		make "${mk[@]}" olddefconfig
+	} > "$logs/$tag-config.log" 2>&1 ||
+		{ echo "  config: failed, see $logs/$tag-config.log" >&2; v_build[nv]=CONFIG; fail=1; return; }
+	check_fragments "  config: " "$odir/.config" "$BUILD_DIR/symbols" "$frag" "$@" ||
+		{ v_build[nv]=CONFIG; fail=1; return; }
+	log "matrix $name: building $targets"
+	# shellcheck disable=SC2086 # TARGETS is a word list
+	build "$tag-build" "${mk[@]}" CC="$cc" $targets || fail=1
+	end_row
+}
+
+# matrix_field FILE KEY: the value of a "# matrix-KEY: value" line.
+matrix_field() {
+	sed -n "s/^# matrix-$2: *//p" "$1" | head -n 1
 }
 
 if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
-	fallback_on=$BUILD_DIR/fallback-on.fragment
-	no_memcg=$BUILD_DIR/no-memcg.fragment
-	printf '%s\n' CONFIG_HARDENED_USERCOPY_FALLBACK=y > "$fallback_on"
-	printf '%s\n' "# CONFIG_MEMCG is not set" "# CONFIG_MEMCG_KMEM is not set" > "$no_memcg"
-	variant "FALLBACK=y" "$fallback_on"
-	variant "variant-nosplit (SPLIT_KMALLOC=n)" "$root/kernel-config/variant-nosplit.config"
-	variant "variant-slab (SLAB, PROVE_LOCKING)" "$root/kernel-config/variant-slab.config"
-	variant "MEMCG=n (no kmalloc-cg caches)" "$no_memcg"
+	declare -a cross_files=()
+	for m in "$root"/kernel-config/matrix/*.config; do
+		mname=$(matrix_field "$m" name); march=$(matrix_field "$m" arch)
+		mtargets=$(matrix_field "$m" targets)
+		[ -n "$mname" ] && [ -n "$march" ] && [ -n "$mtargets" ] ||
+			die "$m: needs # matrix-name, # matrix-arch and # matrix-targets lines"
+		if [ "$march" != x86_64 ]; then
+			cross_files+=("$m")
+			continue
+		fi
+		x86_variant "$mname" "$mtargets" "$m"
+		case $(basename "$m") in
+		10-*)	# the lab's own variants come right after the fallback
+			x86_variant "variant-nosplit (SPLIT_KMALLOC=n)" bzImage \
+				"$root/kernel-config/variant-nosplit.config"
+			x86_variant "variant-slab (SLAB, PROVE_LOCKING)" bzImage \
+				"$root/kernel-config/variant-slab.config" ;;
+		esac
+	done
 	# Leave the tree configured as the lab builds it.
 	cp "$BUILD_DIR/lab.config.last" "$tree/.config"
 	make -C "$tree" olddefconfig > /dev/null 2>&1
+
+	if [ "$CROSS" = 1 ] && [ "${#cross_files[@]}" -gt 0 ]; then
+		ctree=$BUILD_DIR/cross/linux-source-6.1
+		log "extracting a second tree with the whole series for the other architectures"
+		extract_tree "$TARBALL" "$ctree" || die "cannot extract a kernel tree from $TARBALL"
+		for p in "${patches[@]}"; do
+			patch -d "$ctree" -p1 --forward --batch --fuzz=0 --quiet < "$patch_dir/$p" ||
+				die "$p does not apply to the second tree"
+		done
+		for m in "${cross_files[@]}"; do
+			cross_variant "$(matrix_field "$m" name)" "$(matrix_field "$m" arch)" \
+				"$(matrix_field "$m" targets)" "$m"
+		done
+	fi
 fi
 
 # ---------------------------------------------------------------- report
@@ -238,7 +328,7 @@ for ((k = 1; k <= n; k++)); do
 		"${r_build[k]}" "${r_secs[k]}" "${r_warn[k]}" "${r_cp[k]}"
 done
 for ((v = 1; v <= nv; v++)); do
-	printf '%-3s %-66.66s %-7s %-7s %6s %5s %s\n' "$n+" "last patch, ${v_name[v]}" "-" \
+	printf '%-3s %-66.66s %-7s %-7s %6s %5s %s\n' "$n+" "whole series, ${v_name[v]}" "-" \
 		"${v_build[v]}" "${v_secs[v]}" "${v_warn[v]}" "-"
 done
 echo "(warn = compiler warning/error lines in that incremental build's log; logs: $logs)"

@@ -10,6 +10,8 @@
 #                                                first paragraph = subject)
 #   -w, --work-dir DIR     scratch directory    (env WORK_DIR, build/series-export)
 #       --keep             keep the scratch trees
+#       --no-build         do not build the standalone fixes (step 4)
+#   -j, --jobs N           make -j for step 4 (env JOBS, 2)
 #
 # 1. Extracts the tarball, commits it as the base of a fresh git repository
 #    (fixed identity and dates, so the base commit is reproducible) and
@@ -23,6 +25,17 @@
 #    `git am` of every exported patch must apply cleanly and give the same
 #    tree; the cover letter must have no *** SUBJECT/BLURB HERE ***
 #    placeholder left.
+# 4. Exports every patch of the series that carries
+#    "Cc: stable@vger.kernel.org" (the fixes: 0001 mm/usercopy, 0010
+#    net/rds) once more as a series of its own, for its maintainers:
+#    OUT_DIR/fix-NNNN/ holds a cover letter (text: patches/cover-NNNN.txt,
+#    first paragraph = subject) and the patch, with To: the maintainers and
+#    supporters and Cc: the lists that the pristine tree's
+#    scripts/get_maintainer.pl --no-git names, and Cc: stable.  Each is
+#    checked to `git am` alone onto a fresh `git init` of the pristine tree
+#    and to build there: `make tinyconfig` + the lab fragment +
+#    kernel-config/matrix/95-rds-tcp.config (RDS over TCP, which 0010
+#    touches), bzImage, with no compiler warning (skip with --no-build).
 # Exits non-zero on any failure.
 set -euo pipefail
 
@@ -31,10 +44,17 @@ cd "$root"
 
 TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 SERIES=${SERIES:-patches/series}
+# The fixes are built in-tree in fresh extractions: relative paths only, so
+# ccache hits across the two fixes and across runs (see series-check.sh).
+export CCACHE_NOHASHDIR=1
 COVER=${COVER:-patches/cover-letter.txt}
 WORK_DIR=${WORK_DIR:-build/series-export}
 OUT_DIR=${OUT_DIR:-build/series-out}
 KEEP=0
+BUILD=1
+JOBS=${JOBS:-2}
+LAB_CONFIG=${LAB_CONFIG:-kernel-config/lab.config}
+FIX_CONFIG=${FIX_CONFIG:-kernel-config/matrix/95-rds-tcp.config}
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -44,6 +64,8 @@ while [ $# -gt 0 ]; do
 	--cover)	COVER=$2; shift 2 ;;
 	-w|--work-dir)	WORK_DIR=$2; shift 2 ;;
 	--keep)		KEEP=1; shift ;;
+	--no-build)	BUILD=0; shift ;;
+	-j|--jobs)	JOBS=$2; shift 2 ;;
 	-h|--help)	usage ;;
 	-*)		echo "series-export: unknown option '$1'" >&2; usage ;;
 	*)		OUT_DIR=$1; shift ;;
@@ -157,3 +179,73 @@ echo "$subject"
 (cd "$OUT_DIR" && ls -1 ./*.patch | sed 's|^\./|  |')
 echo "series-export: OK: cover letter + ${#patches[@]} patches in $OUT_DIR;" \
 	"git am onto a fresh $(basename "$TARBALL" .tar.xz) (base $base) gives tree $t_ver"
+
+# ---------------------------------------------------------------- 4. fixes
+# get_maintainer FILE: "To: ..." and "Cc: ..." lines for FILE from the
+# pristine tree's get_maintainer.pl: people (maintainer, supporter) to To,
+# reviewers and lists to Cc.
+get_maintainer() {
+	(cd "$pristine" && perl scripts/get_maintainer.pl --no-git --rolestats "$1") |
+		awk '{ addr = $0; sub(/ \(.*$/, "", addr)
+		       if ($0 ~ /\((maintainer|supporter):/) print "To: " addr
+		       else print "Cc: " addr }'
+}
+
+mapfile -t fixes < <(for p in "${patches[@]}"; do
+	grep -qx 'Cc: stable@vger.kernel.org' "$patch_dir/$p" && echo "$p"; done)
+[ "${#fixes[@]}" -gt 0 ] || { echo "series-export: no patch carries Cc: stable"; exit 0; }
+pristine=$WORK_DIR/pristine
+log "extracting the pristine tree for the fixes' series"
+fresh_repo "$pristine"
+for p in "${fixes[@]}"; do
+	f=$patch_dir/$p
+	num=${p%%-*}
+	fcover=$patch_dir/cover-$num.txt
+	fout=$OUT_DIR/fix-$num
+	[ -r "$fcover" ] || die "$p carries Cc: stable but $fcover (its cover text) is missing"
+	log "fix $p: git am onto the pristine tree"
+	"${git_[@]}" -C "$pristine" checkout -q -B "fix-$num" "$base"
+	"${git_[@]}" -C "$pristine" am -q --whitespace=nowarn "$f" ||
+		{ "${git_[@]}" -C "$pristine" am --abort >/dev/null 2>&1 || true
+		  die "$p does not apply alone to the pristine tree"; }
+	mapfile -t to < <(get_maintainer "$f" | sed -n 's/^To: //p')
+	mapfile -t cc < <(get_maintainer "$f" | sed -n 's/^Cc: //p')
+	[ "${#to[@]}" -gt 0 ] || die "get_maintainer.pl names no maintainer for $p"
+	args=()
+	for a in "${to[@]}"; do args+=(--to="$a"); done
+	for a in "${cc[@]}" "stable@vger.kernel.org"; do args+=(--cc="$a"); done
+	"${git_[@]}" -C "$pristine" config "branch.fix-$num.description" "$(cat "$fcover")"
+	rm -rf "$fout"
+	"${git_[@]}" -C "$pristine" format-patch -q --cover-letter --cover-from-description=subject \
+		--numbered --base="$base" "${args[@]}" -o "$fout" "$base"..HEAD
+	grep -q '\*\*\* \(SUBJECT\|BLURB\) HERE \*\*\*' "$fout/0000-cover-letter.patch" &&
+		die "cover letter of $p still has a placeholder"
+	# Check the exported mail, not the file it came from: git am alone onto
+	# a fresh pristine repository.
+	fverify=$WORK_DIR/verify-$num
+	fresh_repo "$fverify"
+	mapfile -t mails < <(find "$fout" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
+		! -name '0000-cover-letter.patch' | sort)
+	"${git_[@]}" -C "$fverify" am -q "${mails[@]}" ||
+		{ "${git_[@]}" -C "$fverify" am --abort >/dev/null 2>&1 || true
+		  die "the exported $p does not git am onto a fresh pristine tree"; }
+	if [ "$BUILD" = 1 ]; then
+		log "fix $p: building bzImage (tinyconfig + $(basename "$LAB_CONFIG") + $(basename "$FIX_CONFIG"))"
+		t0=$SECONDS
+		{
+			make -C "$fverify" tinyconfig &&
+			(cd "$fverify" && scripts/kconfig/merge_config.sh -m .config \
+				"$(abspath "$LAB_CONFIG")" "$(abspath "$FIX_CONFIG")") &&
+			make -C "$fverify" olddefconfig &&
+			make -C "$fverify" -s CC="ccache gcc" -j"$JOBS" bzImage
+		} > "$WORK_DIR/build-$num.log" 2>&1 ||
+			{ tail -n 20 "$WORK_DIR/build-$num.log" >&2
+			  die "$p alone on the pristine tree does not build (log: $WORK_DIR/build-$num.log)"; }
+		warn=$(grep -c -E '(warning|error):' "$WORK_DIR/build-$num.log" || true)
+		log "fix $p: builds alone ($((SECONDS - t0)) s, $warn compiler warning lines)"
+		[ "$warn" = 0 ] || die "$p alone: $warn compiler warning lines (log: $WORK_DIR/build-$num.log)"
+	fi
+	[ "$KEEP" = 1 ] || rm -rf "$fverify"
+	echo "series-export: OK: $p alone in $fout: To: ${to[*]}; Cc: ${cc[*]} stable@vger.kernel.org"
+done
+[ "$KEEP" = 1 ] || rm -rf "$pristine"

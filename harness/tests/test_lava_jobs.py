@@ -121,7 +121,7 @@ def test_monitors_record_reports_and_outcome_of_a_real_console():
 
 
 def test_monitors_on_a_console_without_a_report():
-    # Stock 6.1.192: the vmalloc guard-page gap (patches/0009), no report.
+    # Stock 6.1.192: the vmalloc guard-page gap (patches/0001), no report.
     console = (TESTDATA / "console/USERCOPY_VMALLOC.log").read_text()
     job = job_definition(SUITES["default"], "USERCOPY_VMALLOC", ART)
     assert _monitor_events(console, job["actions"][2]["test"]["monitors"]) == [

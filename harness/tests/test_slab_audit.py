@@ -262,9 +262,9 @@ def test_real_seeds_console_passes_and_covers_every_seed_cache():
 
 
 def test_real_seeds_console_has_rds_tcp_incoming_apart_with_its_region():
-    # patches/0011 gives rds_tcp_incoming a region, so SLUB no longer folds
+    # patches/0010 gives rds_tcp_incoming a region, so SLUB no longer folds
     # it into the region-less 184-byte cache (which holds ip6-frags and
-    # xfs_icr); without 0011 it was merged there (make mutation-rds).
+    # xfs_icr); without 0010 it was merged there (make mutation-rds).
     table = parse_console(REAL_LOG.read_text().splitlines())
     cache = table.lookup("rds_tcp_incoming")
     assert (cache.sysfs, cache.useroffset, cache.usersize) == ("rds_tcp_incoming", 112, 16)

@@ -77,7 +77,7 @@ def test_usersized_cache_check_fails_on_a_fail_line(tmp_path):
 
 
 def test_objcg_check_fails_on_the_kernel_with_the_memcg_bug():
-    # Real console of the series before patches/0002 cleared __GFP_USERCOPY
+    # Real console of the series before patches/0003 cleared __GFP_USERCOPY
     # in OBJCGS_CLEAR_MASK (testdata/objcg/README.md).
     log = Path(__file__).parent / "testdata" / "objcg" / "check-objcg-caches-unfixed.log"
     result = evaluate_check_log("memcg", "check-objcg-caches", log)
