@@ -92,13 +92,31 @@ arch-deps: deps
 tree: deps
 	@scripts/prepare-tree.sh $(TARBALL) $(TREE) patches
 
+# An x86-64 kernel variant NAME ($(1)): its .config, then kbuild (bzImage,
+# and the modules when the variant builds any as =m).
+define x86_kernel_build
+	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
+		$(wildcard kernel-config/variant-$(1).config)
+	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) CC="ccache gcc" -j$(JOBS) bzImage \
+		`grep -qx 'CONFIG_[A-Z0-9_]*=m' $(BUILD)/kernel-$(1)/.config && echo modules`
+	@echo "kernel: $$@"
+endef
+
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
-	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
-		$(wildcard kernel-config/variant-$*.config)
-	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
-		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage \
-		$$(grep -qx CONFIG_MODULES=y $(BUILD)/kernel-$*/.config && echo modules)
-	@echo "kernel: $@"
+	$(call x86_kernel_build,$*)
+
+# Variants that differ from another one in a few options are built in a
+# copy of its build folder (scripts/copy-build.sh), so only the objects that
+# depend on those options are rebuilt: DERIVED_FROM_NAME = the variant
+# copied.  The module kernel is the default one with LKDTM=m.
+DERIVED_FROM_module := default
+define derived_kernel
+$(BUILD)/kernel-$(1)/arch/x86/boot/bzImage: $(BUILD)/kernel-$(DERIVED_FROM_$(1))/arch/x86/boot/bzImage
+	@scripts/copy-build.sh $(BUILD)/kernel-$(DERIVED_FROM_$(1)) $(BUILD)/kernel-$(1)
+$(call x86_kernel_build,$(1))
+endef
+$(foreach v,$(OPTIONAL_VARIANTS),$(if $(DERIVED_FROM_$(v)),$(eval $(call derived_kernel,$(v)))))
 
 # A kernel's modules as a newc archive that follows the shared initramfs in
 # a modules suite's guests (suites.toml modules = true): LKDTM's module.
