@@ -178,11 +178,10 @@ initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELP
 
 # The userland of another arch's guests, build/initramfs-ARCH.cpio: Debian's
 # busybox-static of that arch (scripts/arch-busybox.sh), the same init, and
-# the check programs cross-built static with HOSTCC_ARCH (ARCH_HELPERS_ARCH:
-# check-legit-copies' fpu group is x86's, so arm64 leaves it out).  No data
-# files and no selftests runner (the arch suites run neither).
-ARCH_HELPERS_i386  := $(patsubst initramfs-src/%.c,%,$(HELPER_SRCS))
-ARCH_HELPERS_arm64 := $(filter-out check-legit-copies,$(ARCH_HELPERS_i386))
+# the check programs cross-built static with HOSTCC_ARCH (their kernel
+# layouts come from the arch's compiler and the guest: kernel-layout.h).
+# No data files and no selftests runner (the arch suites run neither).
+ARCH_HELPERS := $(patsubst initramfs-src/%.c,%,$(HELPER_SRCS))
 
 define arch_initramfs
 $(BUILD)/initramfs-helpers-$(1)/%: initramfs-src/%.c $(wildcard initramfs-src/*.h) | arch-deps
@@ -193,7 +192,7 @@ $(BUILD)/arch-$(1)/busybox: scripts/arch-busybox.sh | arch-deps
 	@scripts/arch-busybox.sh $(1) $$@
 
 initramfs-$(1): arch-deps $(GEN_CPIO) $(BUILD)/arch-$(1)/busybox \
-		$(foreach h,$(ARCH_HELPERS_$(1)),$(BUILD)/initramfs-helpers-$(1)/$(h))
+		$(foreach h,$(ARCH_HELPERS),$(BUILD)/initramfs-helpers-$(1)/$(h))
 	@BUSYBOX=$(BUILD)/arch-$(1)/busybox scripts/build-initramfs.sh $(GEN_CPIO) \
 		$(BUILD)/initramfs-$(1).cpio $(BUILD)/initramfs-helpers-$(1)
 endef
