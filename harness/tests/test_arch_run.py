@@ -297,3 +297,78 @@ def test_modules_cpio_lists_the_modules_in_load_order(tmp_path):
                              capture_output=True, text=True, timeout=60, check=False)
     assert missing.returncode == 1
     assert "nope.ko missing" in missing.stderr
+
+
+ARM64_CONSOLE = HERE / "testdata" / "console-arm64" / "USERCOPY_KMALLOC_DMA_TO.log"
+CT_WARNING = "WARNING in ct_kernel_exit"
+
+
+def arm64_dma_golden(follow_on: tuple[str, ...] = ()):
+    """The default golden of USERCOPY_KMALLOC_DMA_TO with the frames this
+    older arm64 kernel printed (testdata/console-arm64/README.md)."""
+    from usercopy_lab.golden import load
+    golden = load(REPO / "expected-oops/default/USERCOPY_KMALLOC_DMA_TO.txt")
+    golden.reports[0].frames = ["__check_heap_object", "__check_object_size",
+                                "do_usercopy_window", "do_usercopy_kmalloc_dma",
+                                "direct_entry"]
+    golden.follow_on = follow_on
+    return golden
+
+
+def arm64_verdict(golden, log: Path = ARM64_CONSOLE):
+    from usercopy_lab.trigger_run import evaluate_log
+    return evaluate_log("arm64", "USERCOPY_KMALLOC_DMA_TO", log, golden, "")
+
+
+def test_a_follow_on_warning_fails_a_golden_without_follow_on():
+    result = arm64_verdict(arm64_dma_golden())
+    assert result.verdict == "FAIL"
+    assert [d for d in result.diffs if d.startswith("report 2: unexpected "
+                                                      f"{CT_WARNING}")], result.diffs
+
+
+def test_a_follow_on_warning_after_the_expected_report_passes():
+    result = arm64_verdict(arm64_dma_golden((CT_WARNING,)))
+    assert (result.verdict, result.diffs) == ("PASS", [])
+
+
+def test_follow_on_never_stands_in_for_the_expected_report(tmp_path):
+    # The same console without the BUG's report block: the WARNING alone
+    # is compared with the expected usercopy_abort report, and fails.
+    lines = ARM64_CONSOLE.read_text().splitlines(keepends=True)
+    start = next(i for i, l in enumerate(lines) if "kernel BUG at mm/usercopy.c" in l) - 1
+    end = next(i for i, l in enumerate(lines) if "---[ end trace" in l) + 1
+    log = tmp_path / ARM64_CONSOLE.name
+    log.write_text("".join(lines[:start] + lines[end:]))
+    result = arm64_verdict(arm64_dma_golden((CT_WARNING,)), log)
+    assert result.verdict == "FAIL"
+    assert any(d.startswith("report 1 ") for d in result.diffs), result.diffs
+
+
+def test_another_report_after_the_expected_one_is_still_unexpected():
+    result = arm64_verdict(arm64_dma_golden(("WARNING in some_other_function",)))
+    assert result.verdict == "FAIL"
+
+
+def test_the_suite_gives_follow_on_to_killed_goldens_with_reports_only(tmp_path):
+    path = tmp_path / "suites.toml"
+    path.write_text(suite_block("a", "arm64", f'follow_on = ["{CT_WARNING}"]'))
+    goldens = load_suites(path)["a"].golden()
+    assert goldens["USERCOPY_KMALLOC_DMA_TO"].follow_on == (CT_WARNING,)
+    for golden in goldens.values():
+        if golden.outcome != "killed" or not golden.reports:
+            assert golden.follow_on == ()
+
+
+def test_the_repo_arm64_suite_tolerates_the_ct_kernel_exit_warning_alone():
+    assert load_suites(REPO / "suites.toml")["arm64"].follow_on == (CT_WARNING,)
+    assert load_suites(REPO / "suites.toml")["i386"].follow_on == ()
+
+
+@pytest.mark.parametrize("value", ['"WARNING in x"', "[]", "[1]", '["ct_kernel_exit"]'])
+def test_bad_follow_on_stops_the_run_naming_the_line(tmp_path, value):
+    path = tmp_path / "suites.toml"
+    path.write_text(suite_block("x", "default", f"follow_on = {value}"))
+    with pytest.raises(SuiteError, match="follow_on: ") as err:
+        load_suites(path)
+    assert f"{path}:6:" in str(err.value)

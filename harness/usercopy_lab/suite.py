@@ -52,6 +52,7 @@ class Suite:
     arch: str = NATIVE             # guest architecture (qemu_boot.ARCHES)
     on_demand: bool = False        # run only when named (--suite), never by default
     modules: bool = False          # the kernel's modules.cpio follows the initramfs
+    follow_on: tuple[str, ...] = ()  # report titles tolerated after an oops (golden())
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / ARCHES[self.arch].image
@@ -89,13 +90,19 @@ class Suite:
         mm/slub.c pass their allocator's name to usercopy_abort(), so a
         variant inherits the golden files whose other values do not depend
         on the allocator instead of copying them.  The whitelist audit's
-        check gets its golden file too (slab_audit)."""
+        check gets its golden file too (slab_audit).  With follow_on, a golden
+        file of an oops (outcome killed, a report) tolerates those report
+        titles after its last expected report."""
         found = load_layered(self.golden_dirs)
         if self.allocator:
             for golden in found.values():
                 for report in golden.reports:
                     if report.fields.get("object") in SLAB_OBJECTS:
                         report.fields["object"] = f"{self.allocator} object"
+        if self.follow_on:
+            for golden in found.values():
+                if golden.outcome == "killed" and golden.reports:
+                    golden.follow_on = self.follow_on
         if self.slab_audit is not None:
             found[AUDIT_PROGRAM] = Golden(self.slab_audit, AUDIT_PROGRAM, "returned")
         return found
@@ -169,6 +176,16 @@ def _one_of(*allowed: str) -> Parse:
     return parse
 
 
+def _titles(value: Any, _root: Path) -> tuple[str, ...]:
+    """Report titles as the parser writes them: "KIND in FUNCTION"."""
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"must be a non-empty list of report titles, got {value!r}")
+    for v in value:
+        if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z][\w -]* in [\w.]+", v):
+            raise ValueError(f"{v!r} is not a report title like \"WARNING in func\"")
+    return tuple(value)
+
+
 def _audit_spec(value: Any, root: Path) -> Path:
     """The whitelist audit's golden file, read and checked now (not after
     the boot): whitelist_spec.SpecError is a ValueError naming the row."""
@@ -199,6 +216,7 @@ SUITE_KEYS: dict[str, Key] = {
     "arch": Key("arch", _one_of(*ARCHES)),
     "on_demand": Key("on_demand", _bool),
     "modules": Key("modules", _bool),
+    "follow_on": Key("follow_on", _titles),
 }
 
 
