@@ -106,18 +106,6 @@ endef
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	$(call x86_kernel_build,$*)
 
-# Variants that differ from another one in a few options are built in a
-# copy of its build folder (scripts/copy-build.sh), so only the objects that
-# depend on those options are rebuilt: DERIVED_FROM_NAME = the variant
-# copied.  The module kernel is the default one with LKDTM=m.
-DERIVED_FROM_module := default
-define derived_kernel
-$(BUILD)/kernel-$(1)/arch/x86/boot/bzImage: $(BUILD)/kernel-$(DERIVED_FROM_$(1))/arch/x86/boot/bzImage
-	@scripts/copy-build.sh $(BUILD)/kernel-$(DERIVED_FROM_$(1)) $(BUILD)/kernel-$(1)
-$(call x86_kernel_build,$(1))
-endef
-$(foreach v,$(OPTIONAL_VARIANTS),$(if $(DERIVED_FROM_$(v)),$(eval $(call derived_kernel,$(v)))))
-
 # A kernel's modules as a newc archive that follows the shared initramfs in
 # a modules suite's guests (suites.toml modules = true): LKDTM's module.
 MODULES_KO := drivers/misc/lkdtm/lkdtm.ko

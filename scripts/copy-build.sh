@@ -14,8 +14,7 @@
 # that vmlinux's size and mtime): while FROM stays as it is, TO keeps its
 # own incremental build; once FROM is rebuilt, copying it again is cheaper
 # than recompiling the same change in TO.
-# Users: the module kernel (Makefile, variant-module.config) and
-# scripts/mutation-run.sh (--always).
+# User: scripts/mutation-run.sh (--always).
 set -euo pipefail
 
 always=0
