@@ -37,7 +37,7 @@ export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
-	results-check lava lava-run shell soak arch-deps suite-arch \
+	results-check lava lava-run shell soak fuzz-inputs arch-deps suite-arch \
 	modules-cpio suite-module
 
 all: suite
@@ -53,6 +53,7 @@ help:
 	@echo "make                 build kernels + initramfs, run every suite, print results"
 	@echo "make test            unit tests (real captured logs) + the whole booted suite"
 	@echo "make unit-test       harness unit tests + lkdtm patch consistency (no kernel, no QEMU)"
+	@echo "make fuzz-inputs     hostile inputs as subprocesses: exit status, < 10 s, < 200 MB each"
 	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
@@ -240,15 +241,21 @@ unit-test:
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q harness/tests
 	scripts/lkdtm-patch.sh --check
 
+# Hostile inputs (harness/tests/hostile_inputs.toml): each case runs the CLI
+# as a subprocess in a throw-away lab (fake QEMU, nothing boots) and must exit
+# with its status in under 10 s, under 200 MB peak RSS, with one stderr line.
+fuzz-inputs:
+	$(PYTHON) -m usercopy_lab.hostile_inputs
+
 booted-test: kernels initramfs
 	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
 		$(PYTHON) -m pytest -q harness/booted_tests
 
-# Unit tests first (seconds), then the booted harness checks, then the suite,
+# Unit tests first (seconds), then the hostile inputs, the booted harness checks, the suite,
 # then the run's KTAP (through the tree's kunit.py) and JUnit against its
 # results.json, then the RDS mutant (about a minute; results/latest is its
 # run afterwards).
-test: unit-test booted-test suite results-check mutation-rds
+test: unit-test fuzz-inputs booted-test suite results-check mutation-rds
 
 results-check:
 	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \

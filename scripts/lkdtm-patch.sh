@@ -263,7 +263,7 @@ EOF
 }
 
 generate() {
-	local tree p series=() ours mail report
+	local tree p series=() ours mail report n k
 	[ -r "$TARBALL" ] || die "kernel tarball $TARBALL not found"
 	scratch=$(mktemp -d "${TMPDIR:-/tmp}/lkdtm-patch.XXXXXX")
 	trap 'rm -rf "$scratch"' EXIT
@@ -284,7 +284,11 @@ generate() {
 	done
 
 	# Only the touched files need to be tracked to produce the diff.
+	# The identity of the other patches of the series, not whoever runs
+	# this: the patch must not depend on the caller's git configuration.
 	export GIT_AUTHOR_DATE=$DATE GIT_COMMITTER_DATE=$DATE
+	export GIT_AUTHOR_NAME=usercopy-lab GIT_AUTHOR_EMAIL=usercopy-lab@example.org
+	export GIT_COMMITTER_NAME=usercopy-lab GIT_COMMITTER_EMAIL=usercopy-lab@example.org
 	git -C "$tree" init -q
 	git -C "$tree" add -f drivers/misc/lkdtm "$SELFTESTS"
 	git -C "$tree" commit -qm base
@@ -292,7 +296,16 @@ generate() {
 	git -C "$tree" add -f drivers/misc/lkdtm "$SELFTESTS"
 	git -C "$tree" commit -q -s -F <(commit_message)
 	git -C "$tree" notes add -F <(commit_notes)
+	# Numbered as the other files of patches/: [PATCH k/n], its place in
+	# the series (after the last entry if it is not listed yet).
+	n=${#series[@]}; k=0
+	for p in "${series[@]}"; do
+		k=$((k + 1))
+		[ "$p" = "$ours" ] && break
+	done
+	[ "$k" -gt 0 ] && [ "${series[k-1]}" = "$ours" ] || { n=$((n + 1)); k=$n; }
 	git -C "$tree" format-patch -q --zero-commit --no-signature --notes \
+		--subject-prefix="PATCH $(printf '%0*d/%d' "${#n}" "$k" "$n")" \
 		-o "$scratch/out" -1
 	mail=$(ls "$scratch"/out/*.patch)
 	cp "$mail" "$PATCH"

@@ -11,6 +11,20 @@
 #       --cc CC            compiler              (env KCC, "ccache gcc")
 #       --no-variants      skip the variant and matrix builds after the last patch
 #       --no-cross         skip the matrix configurations of other architectures
+#       --whole            build only the whole series (every patch is still
+#                          applied in order and checkpatched), not every prefix
+#       --matrix LIST      the matrix rows to build, in this order (env MATRIX):
+#                          comma- or space-separated keys, each a matrix file's
+#                          name or its leading number (50, 50-lkdtm-module), or
+#                          nosplit / slab for the lab's variants; the rows left
+#                          out are listed as "not run".  Default: all of them.
+#       --extract-only     extract the tree (and, with --matrix naming another
+#                          architecture or by default, the second tree with the
+#                          whole series applied) and stop: no kbuild, so this
+#                          part can run before taking the kernel build lock.
+#                          The next run uses those trees once instead of
+#                          extracting again (a stamp file records that each is
+#                          untouched: the tarball, and the series' checksum).
 #
 # One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1.
 # Then, for k = 1..n, patch k is applied with `patch -p1` (as the lab build
@@ -49,6 +63,9 @@ JOBS=${JOBS:-2}
 KCC=${KCC:-ccache gcc}
 VARIANTS=1
 CROSS=1
+WHOLE=${WHOLE:-0}
+MATRIX=${MATRIX:-}
+EXTRACT_ONLY=0
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -61,6 +78,9 @@ while [ $# -gt 0 ]; do
 	--cc)		KCC=$2; shift 2 ;;
 	--no-variants)	VARIANTS=0; shift ;;
 	--no-cross)	CROSS=0; shift ;;
+	--whole)	WHOLE=1; shift ;;
+	--matrix)	MATRIX=$2; shift 2 ;;
+	--extract-only)	EXTRACT_ONLY=1; shift ;;
 	-h|--help)	usage ;;
 	*)		echo "series-check: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -170,10 +190,70 @@ checkpatch() {
 warnings_in() { grep -c -E '(warning|error):' "$logs/$1.log" 2>/dev/null || true; }
 
 # ---------------------------------------------------------------- extraction
-log "extracting $TARBALL into $tree"
+# stamp_of WHAT: what an untouched prepared tree's stamp file says: the
+# tarball (path, size, mtime) and, for the second tree, the series applied.
+stamp_of() {
+	local what
+	what="$(stat -c '%n %s %Y' "$TARBALL")"
+	[ "$1" = pristine ] || what="$what series $(cd "$patch_dir" && cat "${patches[@]}" | sha256sum | cut -d' ' -f1)"
+	echo "$what"
+}
+
+# prepared_tree DIR WHAT: true (and the stamp consumed) if DIR was extracted
+# by --extract-only from this tarball (WHAT=series: with this series) and
+# has not been used since.
+prepared_tree() {
+	[ -f "$1.prepared" ] && [ "$(cat "$1.prepared")" = "$(stamp_of "$2")" ] || return 1
+	rm -f "$1.prepared"
+}
+
+# second_tree: the tree for the other architectures, the whole series applied.
+second_tree() {
+	local p
+	ctree=$BUILD_DIR/cross/linux-source-6.1
+	if prepared_tree "$ctree" series; then
+		log "using the second tree extracted by --extract-only"
+		return
+	fi
+	log "extracting a second tree with the whole series for the other architectures"
+	rm -f "$ctree.prepared"
+	extract_tree "$TARBALL" "$ctree" || die "cannot extract a kernel tree from $TARBALL"
+	for p in "${patches[@]}"; do
+		patch -d "$ctree" -p1 --forward --batch --fuzz=0 --quiet < "$patch_dir/$p" ||
+			die "$p does not apply to the second tree"
+	done
+}
+
+if [ "$EXTRACT_ONLY" = 1 ]; then
+	log "extracting $TARBALL into $tree"
+	rm -f "$tree.prepared"
+	extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
+	stamp_of pristine > "$tree.prepared"
+	# The second tree only if a row of another architecture will be built.
+	need=0
+	for m in "$root"/kernel-config/matrix/*.config; do
+		grep -qx '# matrix-arch: *x86_64' "$m" && continue
+		[ -z "$MATRIX" ] && need=1
+		for want in ${MATRIX//,/ }; do
+			case $(basename "$m" .config) in "$want"|"$want"-*) need=1 ;; esac
+		done
+	done
+	if [ "$CROSS" = 1 ] && [ "$VARIANTS" = 1 ] && [ "$need" = 1 ]; then
+		second_tree
+		stamp_of series > "$ctree.prepared"
+	fi
+	log "extracted; the next run without --extract-only uses the trees once"
+	exit 0
+fi
+
 rm -rf "$logs"
 mkdir -p "$logs"
-extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
+if prepared_tree "$tree" pristine; then
+	log "using $tree as extracted by --extract-only"
+else
+	log "extracting $TARBALL into $tree"
+	extract_tree "$TARBALL" "$tree" || die "cannot extract a kernel tree from $TARBALL"
+fi
 
 # Snapshot the fragment: it may be edited while this runs.
 frag=$BUILD_DIR/lab.fragment
@@ -210,11 +290,17 @@ for ((k = 1; k <= n; k++)); do
 		sed 's/^/  /' "$logs/$tag-apply.log" | head -n 20 >&2
 		continue
 	fi
+	# --whole: the earlier prefixes are applied, not built.
+	if [ "$WHOLE" = 1 ] && [ "$k" -lt "$n" ]; then
+		r_build[k]=skip
+		continue
+	fi
 	configure "$tag-config" "$frag" || { r_build[k]=CONFIG; fail=1; continue; }
 	cp "$tree/.config" "$BUILD_DIR/lab.config.last"
-	log "[$k/$n] building bzImage"
+	log "[$k/$n] building bzImage (lab config)"
 	build "$tag-build" || fail=1
 	r_build[k]=$build_status; r_secs[k]=$build_secs; r_warn[k]=$build_warn
+	log "[$k/$n] lab config: $build_status in ${build_secs}s, $build_warn warning lines"
 done
 
 # ---------------------------------------------------------------- matrix
@@ -281,42 +367,89 @@ matrix_field() {
 	sed -n "s/^# matrix-$2: *//p" "$1" | head -n 1
 }
 
-if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
-	declare -a cross_files=()
+# The rows of the matrix in their default order: every matrix file of
+# this architecture, the lab's variants after the fallback, then the other
+# architectures.  Each row: KEY|FILE (nosplit and slab: the lab's variants).
+matrix_rows() {
+	local m cross=()
 	for m in "$root"/kernel-config/matrix/*.config; do
-		mname=$(matrix_field "$m" name); march=$(matrix_field "$m" arch)
-		mtargets=$(matrix_field "$m" targets)
-		[ -n "$mname" ] && [ -n "$march" ] && [ -n "$mtargets" ] ||
-			die "$m: needs # matrix-name, # matrix-arch and # matrix-targets lines"
-		if [ "$march" != x86_64 ]; then
-			cross_files+=("$m")
+		if [ "$(matrix_field "$m" arch)" != x86_64 ]; then
+			cross+=("$(basename "$m" .config)|$m")
 			continue
 		fi
-		x86_variant "$mname" "$mtargets" "$m"
+		echo "$(basename "$m" .config)|$m"
 		case $(basename "$m") in
-		10-*)	# the lab's own variants come right after the fallback
-			x86_variant "variant-nosplit (SPLIT_KMALLOC=n)" bzImage \
-				"$root/kernel-config/variant-nosplit.config"
-			x86_variant "variant-slab (SLAB, PROVE_LOCKING)" bzImage \
-				"$root/kernel-config/variant-slab.config" ;;
+		10-*)	echo "nosplit|$root/kernel-config/variant-nosplit.config"
+			echo "slab|$root/kernel-config/variant-slab.config" ;;
 		esac
 	done
-	# Leave the tree configured as the lab builds it.
-	cp "$BUILD_DIR/lab.config.last" "$tree/.config"
-	make -C "$tree" olddefconfig > /dev/null 2>&1
+	[ "${#cross[@]}" = 0 ] || printf '%s\n' "${cross[@]}"
+}
 
-	if [ "$CROSS" = 1 ] && [ "${#cross_files[@]}" -gt 0 ]; then
-		ctree=$BUILD_DIR/cross/linux-source-6.1
-		log "extracting a second tree with the whole series for the other architectures"
-		extract_tree "$TARBALL" "$ctree" || die "cannot extract a kernel tree from $TARBALL"
-		for p in "${patches[@]}"; do
-			patch -d "$ctree" -p1 --forward --batch --fuzz=0 --quiet < "$patch_dir/$p" ||
-				die "$p does not apply to the second tree"
+# row_name KEY FILE: how the table names a row.
+row_name() {
+	case $1 in
+	nosplit) echo "variant-nosplit (SPLIT_KMALLOC=n)" ;;
+	slab) echo "variant-slab (SLAB, PROVE_LOCKING)" ;;
+	*) matrix_field "$2" name ;;
+	esac
+}
+
+# run_row KEY FILE: build one row of the matrix.
+ctree=
+run_row() {
+	local key=$1 m=$2 name arch targets p
+	name=$(row_name "$key" "$m")
+	case $key in
+	nosplit|slab) arch=x86_64; targets=bzImage ;;
+	*)	arch=$(matrix_field "$m" arch); targets=$(matrix_field "$m" targets)
+		[ -n "$name" ] && [ -n "$arch" ] && [ -n "$targets" ] ||
+			die "$m: needs # matrix-name, # matrix-arch and # matrix-targets lines" ;;
+	esac
+	if [ "$arch" = x86_64 ]; then
+		x86_variant "$name" "$targets" "$m"
+		x86_dirty=1
+		return
+	fi
+	if [ "$CROSS" = 0 ]; then
+		new_row "$name"; v_build[nv]="not run"
+		return
+	fi
+	[ -n "$ctree" ] || second_tree
+	cross_variant "$name" "$arch" "$targets" "$m"
+}
+
+if [ "$broken" = 0 ] && [ "$VARIANTS" = 1 ]; then
+	mapfile -t all_rows < <(matrix_rows)
+	declare -a todo=() skipped=()
+	if [ -z "$MATRIX" ]; then
+		todo=("${all_rows[@]}")
+	else
+		for want in ${MATRIX//,/ }; do
+			hit=
+			for r in "${all_rows[@]}"; do
+				key=${r%%|*}
+				case $key in "$want"|"$want"-*) hit=$r; break ;; esac
+			done
+			[ -n "$hit" ] || die "--matrix: no row '$want' (rows: $(printf '%s ' "${all_rows[@]%%|*}"))"
+			todo+=("$hit")
 		done
-		for m in "${cross_files[@]}"; do
-			cross_variant "$(matrix_field "$m" name)" "$(matrix_field "$m" arch)" \
-				"$(matrix_field "$m" targets)" "$m"
+		for r in "${all_rows[@]}"; do
+			printf '%s\n' "${todo[@]}" | grep -qxF -- "$r" || skipped+=("$r")
 		done
+	fi
+	x86_dirty=0
+	for r in "${todo[@]}"; do
+		run_row "${r%%|*}" "${r#*|}"
+	done
+	for r in "${skipped[@]}"; do
+		new_row "$(row_name "${r%%|*}" "${r#*|}")"; v_build[nv]="not run"
+		log "matrix ${v_name[nv]}: not run (--matrix)"
+	done
+	if [ "$x86_dirty" = 1 ]; then
+		# Leave the tree configured as the lab builds it.
+		cp "$BUILD_DIR/lab.config.last" "$tree/.config"
+		make -C "$tree" olddefconfig > /dev/null 2>&1
 	fi
 fi
 
@@ -332,7 +465,11 @@ for ((v = 1; v <= nv; v++)); do
 		"${v_build[v]}" "${v_secs[v]}" "${v_warn[v]}" "-"
 done
 echo "(warn = compiler warning/error lines in that incremental build's log; logs: $logs)"
-if [ "$fail" = 0 ]; then
+notrun=0
+for ((v = 1; v <= nv; v++)); do [ "${v_build[v]}" != "not run" ] || notrun=$((notrun + 1)); done
+if [ "$fail" = 0 ] && [ "$notrun" -gt 0 ]; then
+	echo "series-check: OK (${n} patches), $notrun matrix rows not run"
+elif [ "$fail" = 0 ]; then
 	echo "series-check: OK (${n} patches)"
 else
 	echo "series-check: FAILED"

@@ -72,11 +72,28 @@ def test_all_pass_is_0(lab, tmp_path):
     assert [t["verdict"] for t in data["triggers"]] == ["PASS"]
 
 
-def test_a_failed_trigger_is_1(lab, tmp_path, monkeypatch):
-    monkeypatch.setenv("FAKE_QEMU_REPLAY", "USERCOPY_SLAB_SIZE_FROM")
-    assert main(lab + ["--trigger", "USERCOPY_SLAB_SIZE_TO"]) == 1
+def test_a_failed_trigger_is_1(lab, tmp_path):
+    # The real console against a golden file whose size is 8 bytes off.
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    golden = (REPO / "expected-oops/default/USERCOPY_SLAB_SIZE_TO.txt").read_text()
+    (overlay / "USERCOPY_SLAB_SIZE_TO.txt").write_text(golden.replace("size: 1024", "size: 1016"))
+    assert main(lab + ["--trigger", "USERCOPY_SLAB_SIZE_TO",
+                       "--golden-overlay", f"default={overlay}"]) == 1
     data = json.loads((tmp_path / "results/latest/results.json").read_text())
     assert [t["verdict"] for t in data["triggers"]] == ["FAIL"]
+    assert data["triggers"][0]["diffs"] == ["report 1 size: expected '1016', saw 1024"]
+
+
+def test_a_console_of_another_trigger_is_an_error_naming_both(lab, tmp_path, monkeypatch):
+    """QEMU answered the request for SIZE_TO with SIZE_FROM's console (a
+    crossed reply): ERROR wrong-trigger, exit 1, never that console's PASS."""
+    monkeypatch.setenv("FAKE_QEMU_REPLAY", "USERCOPY_SLAB_SIZE_FROM")
+    assert main(lab + ["--trigger", "USERCOPY_SLAB_SIZE_TO"]) == 1
+    [t] = json.loads((tmp_path / "results/latest/results.json").read_text())["triggers"]
+    assert (t["verdict"], t["fault"]) == ("ERROR", "wrong-trigger")
+    assert t["summary"] == ("wrong-trigger: asked for USERCOPY_SLAB_SIZE_TO, the console's "
+                            "START/END markers name USERCOPY_SLAB_SIZE_FROM")
 
 
 @pytest.mark.parametrize("name", ["X rdinit=/bin/sh", "../x", "X*", "usercopy_kernel"])

@@ -110,12 +110,13 @@ def test_kernel_text_offset_is_checked_against_lkdtm_address():
     assert result.diffs == ["report 1 offset: expected '661136', saw 661152"]
 
 
-def test_log_of_another_trigger_fails():
+def test_log_of_another_trigger_is_an_error_naming_both():
     result = verdict_of("USERCOPY_SLAB_WHITELIST_TO",
                         load(GOLDEN / "USERCOPY_SLAB_WHITELIST_TO.txt"),
                         log="USERCOPY_SLAB_WHITELIST_FROM.log")
-    assert result.verdict == "FAIL"
-    assert any(d.startswith("report 1 direction:") for d in result.diffs)
+    assert (result.verdict, result.fault) == ("ERROR", "wrong-trigger")
+    assert result.summary == ("wrong-trigger: asked for USERCOPY_SLAB_WHITELIST_TO, the "
+                              "console's START/END markers name USERCOPY_SLAB_WHITELIST_FROM")
 
 
 def test_truncated_report_is_not_trusted():
@@ -139,10 +140,27 @@ def test_report_cut_after_the_golden_frames_is_fail_truncated(tmp_path):
     assert [d.split(":")[0] for d in result.diffs] == ["report 1 truncated"], result.diffs
 
 
-def test_two_reports_where_one_is_expected_fail():
+def test_a_console_that_ran_two_triggers_is_an_error():
+    # lab.trigger=WARNING,USERCOPY_SLAB_WHITELIST_FROM: one boot, two requests.
     result = verdict_of("USERCOPY_SLAB_WHITELIST_FROM",
                         load(GOLDEN / "USERCOPY_SLAB_WHITELIST_FROM.txt"),
                         log="two-reports-WARNING-then-USERCOPY_SLAB_WHITELIST_FROM.log")
+    assert (result.verdict, result.fault) == ("ERROR", "wrong-trigger")
+    assert "START/END markers name WARNING" in result.summary
+
+
+def test_two_reports_where_one_is_expected_fail(tmp_path):
+    # The same console without WARNING's markers and LKDTM line: its
+    # WARNING is a report the request did not expect.
+    log = tmp_path / "USERCOPY_SLAB_WHITELIST_FROM.log"
+    lines = (CONSOLE / "two-reports-WARNING-then-USERCOPY_SLAB_WHITELIST_FROM.log"
+             ).read_text().splitlines(True)
+    log.write_text("".join(l for l in lines if not l.rstrip().endswith(
+        ("trigger=WARNING", "trigger=WARNING outcome=returned status=0",
+         "Performing direct entry WARNING"))))
+    assert len(log.read_text().splitlines()) == len(lines) - 3
+    result = evaluate_log("default", "USERCOPY_SLAB_WHITELIST_FROM", log,
+                          load(GOLDEN / "USERCOPY_SLAB_WHITELIST_FROM.txt"), "")
     assert result.verdict == "FAIL"
     assert result.diffs[0].startswith("report 1 kind: expected usercopy_abort, saw warning")
     assert "report 2: unexpected" in result.diffs[-1] or \

@@ -150,12 +150,13 @@ def test_junitparser_reads_it(run_dir):
     assert results[("default", "USERCOPY_SLAB_SIZE_TO")] == []
 
 
-def test_console_bytes_xml_cannot_carry_are_replaced(tmp_path):
+def test_console_bytes_xml_cannot_carry_are_escaped(tmp_path):
     r = TriggerResult("default", "X", "FAIL", "saw \x1b[0m\x00", 0.0, "x.log", None,
                       ["report 1: cache \x07"])
     write_formats([r], META, tmp_path)
     case = ET.parse(tmp_path / JUNIT_FILE).getroot().find(".//testcase")
-    assert case.find("failure").text == "report 1: cache ?"
+    assert case.find("failure").text == "report 1: cache \\x07"
+    assert case.find("failure").get("message") == "FAIL: saw \\x1b[0m\\x00"
     assert ktap_text([r], META).count("not ok 1 X") == 1
 
 

@@ -158,6 +158,48 @@ def test_one_worker_reloads_every_trigger_in_the_qemu_it_keeps(lab, monkeypatch)
         assert "qemu paused and kept for the next trigger" in log
 
 
+def test_a_crossed_reply_in_the_kept_qemu_is_an_error_and_ends_that_qemu(lab, monkeypatch):
+    """The kept QEMU answers the request for MINI[2] with MINI[3]'s console:
+    MINI[2] is ERROR naming both, that QEMU is not reused, and MINI[3],
+    asked for next in a new QEMU, still passes on its own console."""
+    suite = mini_suite(lab)
+    pids = lab / "pids"
+    monkeypatch.setenv("FAKE_QEMU_PIDS", str(pids))
+    monkeypatch.setenv("FAKE_QEMU_CROSS", f"{MINI[2]}={MINI[3]}")
+    rc, data = cli(lab, *suite, "-j", "1")
+    assert rc == 1
+    verdicts = {t["name"]: (t["verdict"], t["fault"]) for t in data["triggers"]}
+    assert verdicts.pop(MINI[2]) == ("ERROR", "wrong-trigger")
+    assert set(verdicts.values()) == {("PASS", None)}
+    crossed = data["triggers"][2]
+    assert crossed["summary"] == (f"wrong-trigger: asked for {MINI[2]}, the console's "
+                                  f"START/END markers name {MINI[3]}")
+    assert "this QEMU is ended, never reused" in Path(crossed["log"]).read_text()
+    assert [t["reused_qemu"] for t in data["triggers"]] == \
+        [False, True, True, False] + [True] * (len(MINI) - 3)
+    assert len(restore_pids(pids)) == 2
+
+
+def test_a_stale_reply_is_never_taken_for_the_current_request(lab, monkeypatch):
+    """Each reload prints the previous request's START and END again before
+    the guest reads the new request (its reply arriving late): the harness
+    reads them first, and the trigger asked for is ERROR naming the earlier
+    one, never PASS on the earlier reply; its QEMU is not reused, so the
+    next trigger, in a new QEMU, passes."""
+    suite = mini_suite(lab)
+    monkeypatch.setenv("FAKE_QEMU_STALE", "1")
+    rc, data = cli(lab, *suite, "-j", "1")
+    assert rc == 1
+    names = [t["name"] for t in data["triggers"]]
+    for i, t in enumerate(data["triggers"]):
+        if t["reused_qemu"]:
+            assert (t["verdict"], t["fault"]) == ("ERROR", "wrong-trigger"), t
+            assert t["summary"].endswith(f"name {names[i - 1]}")
+        else:
+            assert t["verdict"] == "PASS", t
+    assert [t["reused_qemu"] for t in data["triggers"]] == [False, True] * 3
+
+
 def test_qemu_per_trigger_starts_a_qemu_for_every_trigger(lab, monkeypatch):
     suite = mini_suite(lab)
     pids = lab / "pids"

@@ -16,7 +16,8 @@ from typing import NoReturn
 from . import result_formats, shell, triage
 from .console_capture import pexpect_available
 from .golden import load_layered
-from .inputs import CHECK, TRIGGER, InputError
+from .inputs import (CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir,
+                     writable_file)
 from .initramfs import with_modules
 from .qemu_boot import ARCHES, NATIVE, BootMode, choose_accel, qemu_available
 from .results_report import ResultsJson, print_table
@@ -34,29 +35,7 @@ class _Parser(argparse.ArgumentParser):
     """A usage error is one line and exit status 2 (not the usage text)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
-def _trigger_name(value: str) -> str:
-    if problem := TRIGGER.problem(value):
-        raise argparse.ArgumentTypeError(problem)
-    return value
-
-
-def _check_name(value: str) -> str:
-    if problem := CHECK.problem(value):
-        raise argparse.ArgumentTypeError(problem)
-    return value
-
-
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
-    return seconds
+        self.exit(2, f"{self.prog}: {shown(message, None)} (see {self.prog} --help)\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,19 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--suite", action="append",
                      help="suite name (repeatable; default: every suite not marked "
                      "on_demand in suites.toml)")
-    run.add_argument("--trigger", action="append", type=_trigger_name,
+    run.add_argument("--trigger", action="append", type=arg_type(TRIGGER.parse),
                      help="only this trigger (repeatable; may be unknown to the suite; "
                      "[A-Z0-9_]+)")
-    run.add_argument("--check", action="append", type=_check_name,
+    run.add_argument("--check", action="append", type=arg_type(CHECK.parse),
                      help="only this check program (repeatable; must be one of a "
                      "suite's checks; with --trigger: both)")
     run.add_argument("--build-dir", type=Path, default=REPO / "build")
     run.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
     run.add_argument("--results", type=Path, default=REPO / "results")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    run.add_argument("--boot-timeout", type=_seconds, default=60.0)
-    run.add_argument("--trigger-timeout", type=_seconds, default=60.0)
-    run.add_argument("--restore-timeout", type=_seconds, default=20.0,
+    run.add_argument("--boot-timeout", type=arg_type(TIMEOUT.parse), default=60.0)
+    run.add_argument("--trigger-timeout", type=arg_type(TIMEOUT.parse), default=60.0)
+    run.add_argument("--restore-timeout", type=arg_type(TIMEOUT.parse), default=20.0,
                      help="seconds for a restored guest to start its trigger, "
                      "else that trigger boots in full")
     run.add_argument("--boot", choices=[m.value for m in BootMode],
@@ -93,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
                      help="snapshot mode: restore every trigger in a new QEMU (-loadvm) "
                      "instead of reloading the snapshot in the QEMU each worker keeps "
                      "paused between its triggers")
-    run.add_argument("-j", "--jobs", type=int, default=default_jobs(),
-                     help="guests at once (default: the number of cores, %(default)s)")
+    run.add_argument("-j", "--jobs", type=arg_type(JOBS.parse),
+                     default=min(default_jobs(), JOBS.high),
+                     help=f"guests at once, {JOBS.low}-{JOBS.high} (default: the number "
+                     "of cores, %(default)s)")
     run.add_argument("--keep-snapshots", action="store_true",
                      help="keep the snapshot images under RESULTS/RUN/snapshots/")
     run.add_argument("--live", action="store_true",
@@ -127,11 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except InputError as exc:
-        print(f"usercopy-lab: {exc}", file=sys.stderr)
+        print(f"usercopy-lab: {shown(exc, None)}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file that cannot be read or written
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"usercopy-lab: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"usercopy-lab: {shown(where, None)}{shown(exc.strerror or exc, None)}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:    # before any guest ran (the run loop has its own)
         print("usercopy-lab: interrupted", file=sys.stderr)
@@ -141,6 +123,17 @@ def main(argv: list[str] | None = None) -> int:
 def _format_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ktap", type=Path, help="also write the results as KTAP to FILE")
     p.add_argument("--junit", type=Path, help="also write the results as JUnit XML to FILE")
+
+
+def check_outputs(ktap: Path | None, junit: Path | None, results: Path | None = None) -> None:
+    """Every file and folder a run or match writes, checked before the
+    first boot (and before matching): InputError naming the first that
+    cannot be written."""
+    for option, path in (("--ktap", ktap), ("--junit", junit)):
+        if path is not None and (problem := writable_file(path)):
+            raise InputError(f"{option} {problem}")
+    if results is not None and (problem := writable_dir(results)):
+        raise InputError(f"{shown(results, None)}: cannot write results there: {problem}")
 
 
 def cmd_suite_kernel(args: argparse.Namespace) -> int:
@@ -157,13 +150,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     for overlay in args.golden_overlay:
         suite, eq, folder = overlay.partition("=")
         if not eq or suite not in names or not folder:
-            raise InputError(f"--golden-overlay {overlay!r}: want SUITE=DIR, SUITE one of "
+            raise InputError(f"--golden-overlay '{shown(overlay)}': want SUITE=DIR, SUITE one of "
                              f"the suites run ({', '.join(names)})")
         inputs[suite] = SuiteInputs({**inputs[suite].golden, **load_layered([Path(folder)])},
                                     inputs[suite].triggers)
     for check in args.check or ():
         if not any(check in suites[n].checks for n in names):
             raise InputError(f"--check {check}: not a check of suite {', '.join(names)}")
+    check_outputs(args.ktap, args.junit, args.results)
     for arch in dict.fromkeys(suites[n].arch for n in names):
         if not qemu_available(arch):
             print(f"usercopy-lab: {ARCHES[arch].qemu} not found "
@@ -177,12 +171,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         userland = suites[n].initramfs(args.initramfs)
         if not userland.is_file():
             target = "initramfs" if userland == args.initramfs else f"initramfs-{suites[n].arch}"
-            print(f"usercopy-lab: {userland} missing (make {target})", file=sys.stderr)
+            print(f"usercopy-lab: {shown(userland, None)} missing (make {target})",
+                  file=sys.stderr)
             return 2
         image = suites[n].kernel_image(args.build_dir)
         if not image.is_file():
-            print(f"usercopy-lab: {image} missing (make kernel KERNEL={suites[n].kernel})",
-                  file=sys.stderr)
+            print(f"usercopy-lab: {shown(image, None)} missing "
+                  f"(make kernel KERNEL={suites[n].kernel})", file=sys.stderr)
             return 2
     # A modules suite's guest: its userland followed by its kernel's modules.
     initramfs_of = {n: with_modules(suites[n].initramfs(args.initramfs),
@@ -190,9 +185,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                                     args.results / "initramfs", suites[n].kernel)
                     for n in names if suites[n].modules}
 
-    if args.jobs < 1:
-        print("usercopy-lab: -j needs at least 1", file=sys.stderr)
-        return 2
     chosen = [suites[n] for n in names]
     first = chosen[0]
     accel = choose_accel(args.accel, first.kernel_image(args.build_dir),
@@ -203,8 +195,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         run_dir = open_run_dir(args.results)
     except OSError as exc:
-        print(f"usercopy-lab: {args.results}: cannot write results there: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        print(f"usercopy-lab: {shown(args.results, None)}: cannot write results there: "
+              f"{shown(exc.strerror or exc, None)}", file=sys.stderr)
         return 2
     with run_dir:
         for other in run_dir.others:
@@ -264,10 +256,11 @@ def cmd_match(args: argparse.Namespace) -> int:
             expected = {t.name: t.expected_text for t in suite.triggers()}
     else:
         name, golden = args.golden[0].name, load_layered(args.golden)
-    missing = [str(log) for log in args.logs if not log.is_file()]
+    missing = [shown(log, None) for log in args.logs if not log.is_file()]
     if missing:
         print(f"usercopy-lab: not a file: {', '.join(missing)}", file=sys.stderr)
         return 2
+    check_outputs(args.ktap, args.junit)
     results = []
     for log in args.logs:
         trigger = log.stem

@@ -11,6 +11,7 @@ pexpect is imported here only when a guest is started: `match` and
 from __future__ import annotations
 
 import ctypes
+import re
 import signal
 import sys
 import threading
@@ -30,6 +31,7 @@ WAITING = "USERCOPY-LAB-WAITING"
 START = "USERCOPY-LAB-START"
 END = "USERCOPY-LAB-END"
 END_LINE = END + r"[^\r\n]*[\r\n]"
+START_LINE = START + r"[^\r\n]*[\r\n]"
 TRAILER = "# usercopy-lab: capture ended: "
 
 
@@ -61,6 +63,15 @@ class Capture:
     # slot kept from its last trigger (restore.py), not in a new one
     reused_qemu: bool = False
     qemu_kept: bool = False      # paused and kept for the slot's next trigger
+    start_line: str = ""         # the START and END marker lines the capture matched
+    end_line: str = ""
+
+    def answers(self, name: str) -> bool:
+        """Whether the START and END lines the capture waited for name the
+        request's trigger or check (the verdict checks the whole console:
+        verdict.bound_to; this is what the harness itself acts on)."""
+        word = re.compile(rf"trigger={re.escape(name)}(?![A-Za-z0-9_,-])")
+        return bool(word.search(self.start_line) and word.search(self.end_line))
 
 
 class Cancel:
@@ -179,6 +190,11 @@ class Guest:
         except pexpect.EOF:
             return CaptureEnd.QEMU_EXITED
 
+    def matched(self) -> str:
+        """The text the last successful expect() matched."""
+        after = self.child.after if self.child is not None else None
+        return after.decode("utf-8", errors="replace") if isinstance(after, bytes) else ""
+
     def send_line(self, line: str) -> None:
         assert self.child is not None
         self.child.send(line + "\n")
@@ -219,7 +235,7 @@ def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
     argv = spec.argv()
     with CaptureLog(log_path, argv, cap, cancel) as log:
         with Guest(argv, log.file, live, cancel) as guest:
-            steps = ((READY, boot_timeout, "boot"), (START, trigger_timeout, "trigger"),
+            steps = ((READY, boot_timeout, "boot"), (START_LINE, trigger_timeout, "trigger"),
                      (END_LINE, trigger_timeout, "trigger"))
             if log.run_steps(guest, steps):
                 cap.end = CaptureEnd.END_MARKER
@@ -259,7 +275,7 @@ class CaptureLog:
         for pattern, timeout, stage in steps:
             ended = guest.expect(pattern, timeout)
             if ended is None:
-                self._saw(pattern)
+                self._saw(pattern, guest.matched())
                 continue
             if self.cancel is not None and self.cancel.is_set():
                 ended = CaptureEnd.INTERRUPTED
@@ -274,13 +290,15 @@ class CaptureLog:
             return False
         return True
 
-    def _saw(self, pattern: str) -> None:
+    def _saw(self, pattern: str, text: str) -> None:
         if pattern == READY:
             self.cap.saw_ready = True
-        elif pattern == START:
+        elif pattern == START_LINE:
             self.cap.saw_start = True
+            self.cap.start_line = text
         elif pattern == END_LINE:
             self.cap.saw_end = True
+            self.cap.end_line = text
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None,
                  tb: object) -> bool:

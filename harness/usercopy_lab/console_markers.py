@@ -13,11 +13,15 @@ from dataclasses import dataclass, field
 from .log_lines import program_lines
 
 _END_RE = re.compile(r"USERCOPY-LAB-END trigger=(\S+) outcome=([\w-]+)(?: (signal|status)=(\d+))?")
+# The harness's own lines in a log (console_capture): not the console.
+HARNESS_LINES = ("# qemu: ", "# usercopy-lab: ")
 # In-guest check programs (initramfs-src/check-*.c) print one line per check.
 CHECK_PREFIX = "usercopy-lab-check: "
 _START_RE = re.compile(r"USERCOPY-LAB-START trigger=(\S+)")
 _WINDOW_RE = re.compile(r"expecting window offset (\d+) size (\d+) in '([^']+)'")
 _BAD_COPY_RE = re.compile(r"attempting bad copy_(?:to|from)_user at offset (\d+) size (\d+)")
+# drivers/misc/lkdtm/core.c direct_entry(): what was written to DIRECT.
+_DIRECT_RE = re.compile(r"Performing direct entry (\S+)")
 
 
 @dataclass
@@ -29,8 +33,11 @@ class Window:
 
 @dataclass
 class ConsoleMarkers:
-    started: str | None = None            # trigger name from START
-    ended: str | None = None              # trigger name from END
+    started: str | None = None            # trigger name from (the last) START
+    ended: str | None = None              # trigger name from (the last) END
+    starts: list[str] = field(default_factory=list)   # every START's name, in order
+    ends: list[str] = field(default_factory=list)     # every END's name, in order
+    direct: list[str] = field(default_factory=list)   # LKDTM "Performing direct entry NAME"
     outcome: str | None = None            # killed | returned | unknown-trigger | no-lkdtm
     signal: int | None = None
     status: int | None = None
@@ -52,11 +59,15 @@ def read_markers(lines: list[str]) -> ConsoleMarkers:
     marker or check line neither hides it nor is hidden by it."""
     found = ConsoleMarkers()
     for num, line in enumerate(program_lines(lines), 1):
+        if line.startswith(HARNESS_LINES):
+            continue
         if "USERCOPY-LAB-" in line:
             if m := _START_RE.search(line):
                 found.started = m.group(1)
+                found.starts.append(m.group(1))
             elif m := _END_RE.search(line):
                 found.ended, found.outcome = m.group(1), m.group(2)
+                found.ends.append(m.group(1))
                 if m.group(3) == "signal":
                     found.signal = int(m.group(4))
                 elif m.group(3) == "status":
@@ -71,7 +82,9 @@ def read_markers(lines: list[str]) -> ConsoleMarkers:
         text = line[pos + len("lkdtm: "):]
         found.lkdtm.append(text)
         found.lkdtm_line.append(num)
-        if m := _WINDOW_RE.search(text):
+        if m := _DIRECT_RE.match(text):
+            found.direct.append(m.group(1))
+        elif m := _WINDOW_RE.search(text):
             found.window = Window(m.group(3), int(m.group(1)), int(m.group(2)))
         elif m := _BAD_COPY_RE.search(text):
             found.bad_copy = (int(m.group(1)), int(m.group(2)))

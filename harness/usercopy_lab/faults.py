@@ -35,6 +35,7 @@ class Fault(str, Enum):
     CONSOLE_GARBAGE = "console-garbage"      # the console is not text
     INTERRUPTED = "interrupted"              # the run was cancelled (Ctrl-C)
     HARNESS_ERROR = "harness-error"          # the harness could not drive QEMU
+    WRONG_TRIGGER = "wrong-trigger"          # the console answers another request
 
 
 def capture_end(text: str) -> str | None:

@@ -33,7 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .inputs import TRIGGER, InputError, read_text
+from .inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files,
+                     read_text, shown)
 from .report_model import KINDS, Report, usercopy_line
 
 OUTCOMES = ("killed", "returned", "xfail", "unknown-trigger")
@@ -100,7 +101,8 @@ class Golden:
 def load(path: Path) -> Golden:
     problem = TRIGGER.problem(path.stem) if path.suffix == ".txt" else "not a .txt file"
     if problem:
-        raise GoldenError(f"{path}: a golden file is named TRIGGER.txt: {problem}")
+        raise GoldenError(f"{shown(path, None)}: a golden file is named TRIGGER.txt: "
+                          f"{problem}")
     trigger = ""
     outcome = ""
     reports: list[ExpectedReport] = []
@@ -109,18 +111,20 @@ def load(path: Path) -> Golden:
     absent: list[str] = []
     saw_none = False
     seen: dict[str, int] = {}       # key -> line, for the file and the current block
-    for num, raw in enumerate(read_text(path, GoldenError).splitlines(), 1):
+    file = shown(path, None)
+    text = read_text(path, GoldenError, GOLDEN_LIMIT, "golden file")
+    for num, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         key, sep, value = line.partition(":")
         key, value = key.strip(), value.strip()
-        where = f"{path}:{num}"
+        where = f"{file}:{num}"
         if not sep or not value:
-            raise GoldenError(f"{where}: expected 'key: value', got {raw!r}")
+            raise GoldenError(f"{where}: expected 'key: value', got '{shown(raw, 80)}'")
         spec = KEYS.get(key)
         if spec is None:
-            raise GoldenError(f"{where}: unknown key '{key}' (known: {', '.join(KEYS)})")
+            raise GoldenError(f"{where}: unknown key '{shown(key)}' (known: {', '.join(KEYS)})")
         if spec.in_report and not reports:
             raise GoldenError(f"{where}: '{key}' before any 'report:' line")
         if not spec.repeat and key in seen:
@@ -151,11 +155,11 @@ def load(path: Path) -> Golden:
         else:
             reports[-1].fields[key] = _report_value(where, key, value, reports[-1])
     if trigger != path.stem:
-        raise GoldenError(f"{path}: 'trigger: {trigger}' does not match the file name")
+        raise GoldenError(f"{file}: 'trigger: {shown(trigger)}' does not match the file name")
     if not outcome:
-        raise GoldenError(f"{path}: no 'outcome:' line")
+        raise GoldenError(f"{file}: no 'outcome:' line")
     if saw_none == bool(reports):
-        raise GoldenError(f"{path}: needs either 'report: none' or report blocks, not both")
+        raise GoldenError(f"{file}: needs either 'report: none' or report blocks, not both")
     return Golden(path, trigger, outcome, reports, before, expect, absent)
 
 
@@ -177,8 +181,8 @@ def _report_value(where: str, key: str, value: str, report: ExpectedReport) -> s
 def load_dir(path: Path) -> dict[str, Golden]:
     path = Path(path)
     if not path.is_dir():
-        raise GoldenError(f"{path}: golden directory does not exist")
-    return {p.stem: load(p) for p in sorted(path.glob("*.txt"))}
+        raise GoldenError(f"{shown(path, None)}: golden directory does not exist")
+    return {p.stem: load(p) for p in list_files(path, "*.txt", GOLDEN_FILES_MAX, GoldenError)}
 
 
 def load_layered(dirs: list[Path] | tuple[Path, ...]) -> dict[str, Golden]:

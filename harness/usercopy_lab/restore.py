@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .console_capture import (END_LINE, START, Cancel, Capture, CaptureEnd, CaptureLog,
+from .console_capture import (END_LINE, START_LINE, Cancel, Capture, CaptureEnd, CaptureLog,
                               Guest)
+from .inputs import shown
 from .qemu_boot import BootMode, GuestSpec, Machine
 from .qmp import QmpClient, QmpError
 
@@ -178,11 +179,18 @@ def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
                          f"QEMU; {request}")
                 guest = qemu.start(log.file, live)
             guest.send_line(spec.request())
-            steps = ((START, restore_timeout, "restore"),
+            steps = ((START_LINE, restore_timeout, "restore"),
                      (END_LINE, trigger_timeout, "trigger"))
             if log.run_steps(guest, steps):
                 cap.end = CaptureEnd.END_MARKER
-                keep = slot is not None and qemu.pause(restore_timeout)
+                if cap.answers(spec.name):
+                    keep = slot is not None and qemu.pause(restore_timeout)
+                elif slot is not None:
+                    said = [w for line in (cap.start_line, cap.end_line)
+                            for w in line.split() if w.startswith("trigger=")]
+                    log.note(f"the guest answered {spec.request()!r} with the markers of "
+                             f"another request ({shown(' and '.join(said), None)}): this "
+                             "QEMU is ended, never reused")
             cap.restore_failed = not cap.saw_start and cap.end in (
                 CaptureEnd.TIMEOUT, CaptureEnd.QEMU_EXITED)
         finally:

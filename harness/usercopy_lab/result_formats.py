@@ -27,6 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from .inputs import shown
 from .report_model import Report, usercopy_line
 from .selftests import write_comparison
 from .suite import Suite
@@ -65,11 +66,18 @@ _XML_BAD = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """One line, printable: what a name, summary or console line may hold
+    (a newline, ESC, an undecodable byte from a file name) escaped."""
+    return shown(" ".join(str(text).split()), None)
 
 
 def _xml(text: str) -> str:
     return _XML_BAD.sub("?", text)
+
+
+def _xml_name(text: str) -> str:
+    """A name as an XML attribute value."""
+    return _xml(_one_line(text))
 
 
 def _reason(r: TriggerResult) -> str:
@@ -101,11 +109,12 @@ def report_lines(r: Report) -> list[str]:
 
 def diagnostics(r: TriggerResult) -> list[str]:
     """Diagnostic lines of one trigger: verdict, diffs, log, signatures."""
-    lines = [f"{r.trigger}: {r.verdict} in {r.seconds:.1f}s: {_one_line(r.summary)}"]
+    lines = [f"{_one_line(r.trigger)}: {r.verdict} in {r.seconds:.1f}s: "
+             f"{_one_line(r.summary)}"]
     lines += [f"diff: {_one_line(d)}" for d in r.diffs]
-    lines.append(f"log: {r.log}")
+    lines.append(f"log: {_one_line(r.log)}")
     if r.golden:
-        lines.append(f"golden: {r.golden}")
+        lines.append(f"golden: {_one_line(r.golden)}")
     for i, rep in enumerate(r.reports, 1):
         lines += [f"report {i}: {_one_line(x)}" for x in report_lines(rep)]
     return lines
@@ -150,7 +159,7 @@ def ktap_text(results: list[TriggerResult], meta: Mapping[str, Any]) -> str:
             reason = _reason(r) if r.verdict != PASS else ""
             out.append(ind + _result_line(num, r.trigger, r.verdict, reason))
         counts = Counter(r.verdict for r in rows)
-        out.append(f"# {suite}: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+        out.append(f"# {_one_line(suite)}: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
         out.append(_result_line(snum, suite, _suite_verdict(rows), "every trigger skipped"))
     return "\n".join(out) + "\n"
 
@@ -162,22 +171,23 @@ def junit_tree(results: list[TriggerResult], meta: Mapping[str, Any]) -> ET.Elem
     for suite, rows in _by_suite(results).items():
         counts = Counter(VERDICT_FORMS[r.verdict].junit_element for r in rows)
         total.update(counts)
-        ts = ET.SubElement(top, "testsuite", name=suite, tests=str(len(rows)),
+        ts = ET.SubElement(top, "testsuite", name=_xml_name(suite), tests=str(len(rows)),
                            failures=str(counts["failure"]), errors=str(counts["error"]),
                            skipped=str(counts["skipped"]),
                            time=f"{sum(r.seconds for r in rows):.2f}", timestamp=stamp)
         props = ET.SubElement(ts, "properties")
         for key, value in meta.items():
-            ET.SubElement(props, "property", name=str(key), value=_xml(_one_line(str(value))))
+            ET.SubElement(props, "property", name=_xml_name(key), value=_xml_name(value))
         for r in rows:
-            case = ET.SubElement(ts, "testcase", name=r.trigger,
-                                 classname=f"usercopy-lab.{suite}", time=f"{r.seconds:.2f}")
+            case = ET.SubElement(ts, "testcase", name=_xml_name(r.trigger),
+                                 classname=_xml_name(f"usercopy-lab.{suite}"),
+                                 time=f"{r.seconds:.2f}")
             form = VERDICT_FORMS[r.verdict]
             if form.junit_element:
                 el = ET.SubElement(case, form.junit_element, type=form.junit_type,
                                    message=_xml(f"{r.verdict}: {_reason(r)}"))
                 if r.diffs:
-                    el.text = _xml("\n".join(r.diffs))
+                    el.text = _xml("\n".join(_one_line(d) for d in r.diffs))
             ET.SubElement(case, "system-out").text = _xml("\n".join(diagnostics(r)) + "\n")
     top.set("tests", str(len(results)))
     top.set("failures", str(total["failure"]))
@@ -201,15 +211,22 @@ def read_junit_verdicts(path: Path) -> dict[tuple[str, str], str]:
 
 
 def _replace(path: Path, write) -> None:
+    """Write path through path.tmp, renamed over it when whole; the .tmp
+    never stays behind (the CLI checks the paths before the first boot,
+    cli.check_outputs, so this fails only if they changed since)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    tmp.replace(path)
+    try:
+        write(tmp)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_ktap(results: list[TriggerResult], path: Path, meta: Mapping[str, Any]) -> None:
     text = ktap_text(results, meta)
-    _replace(path, lambda p: p.write_text(text))
+    _replace(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
 def write_junit(results: list[TriggerResult], path: Path, meta: Mapping[str, Any]) -> None:

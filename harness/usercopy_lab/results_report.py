@@ -6,13 +6,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
+from .inputs import shown
 from .trigger_run import TriggerResult
 from .verdict import FAILING
 
 
 def print_table(results: list[TriggerResult], out: TextIO) -> None:
-    rows = [(f"{r.suite}/{r.trigger}", r.verdict, r.summary, f"{r.seconds:.1f}")
-            for r in results]
+    """The results table.  Every name, summary, diff and path is shown()
+    (control characters escaped, one line), so a file or trigger name or a
+    console line cannot start a row of its own or move the cursor."""
+    rows = [(shown(f"{r.suite}/{r.trigger}"), r.verdict, shown(r.summary, None),
+             f"{r.seconds:.1f}") for r in results]
     head = ("trigger", "verdict", "signature", "seconds")
     widths = [max(len(x[i]) for x in rows + [head]) for i in range(3)]
     widths[2] = min(widths[2], 90)
@@ -22,11 +26,11 @@ def print_table(results: list[TriggerResult], out: TextIO) -> None:
     for row, r in zip(rows, results):
         print(fmt.format(row[0], row[1], row[2][:widths[2]], row[3]), file=out)
         for d in r.diffs:
-            print(f"    {d}", file=out)
+            print(f"    {shown(d, None)}", file=out)
         if r.fallback:
-            print(f"    full boot instead of snapshot: {r.fallback}", file=out)
+            print(f"    full boot instead of snapshot: {shown(r.fallback, None)}", file=out)
         if r.verdict in FAILING:
-            print(f"    log: {r.log}", file=out)
+            print(f"    log: {shown(r.log, None)}", file=out)
     counts = Counter(r.verdict for r in results)
     print(", ".join(f"{n} {v.lower()}" for v, n in sorted(counts.items())), file=out)
     failed = sum(counts[v] for v in FAILING)
@@ -71,5 +75,5 @@ class ResultsJson:
             entries = ",\n".join(self._entry(r, fresh) for r in results)
             head = head[:-len("[]\n}")] + "[\n" + entries + "\n  ]\n}"
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(head + "\n")
+        tmp.write_text(head + "\n", encoding="utf-8")
         tmp.replace(self.path)

@@ -28,6 +28,7 @@ from typing import TextIO
 from .console_capture import Cancel
 from .dwarf_layout import DwarfError
 from .golden import Golden
+from .inputs import shown
 from .qemu_boot import BootMode, GuestSpec, Machine, arch_accel
 from .restore import ResidentSlot
 from .snapshot import SnapshotPool
@@ -140,8 +141,8 @@ def prepare_audit(suite: Suite, kernel: Path) -> None:
 
 def progress_line(result: TriggerResult) -> str:
     boot = "" if result.boot == BootMode.SNAPSHOT.value else ", full boot"
-    return (f"{result.suite}/{result.trigger}: {result.verdict} "
-            f"({result.seconds:.1f}s{boot}) {result.summary}")
+    return (f"{shown(result.suite)}/{shown(result.trigger)}: {result.verdict} "
+            f"({result.seconds:.1f}s{boot}) {shown(result.summary, None)}")
 
 
 def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,

@@ -33,7 +33,8 @@ from .golden import Golden
 from .log_lines import program_lines
 from .suite import Suite
 from .trigger_run import TriggerResult
-from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL
+from .faults import Fault
+from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL, Asked, bound_to
 
 KINDS = ("tree", "lab")          # which tests.txt run.sh reads in the guest
 DEFAULT_EXPECT = "call trace:"   # run.sh's expectation when tests.txt has no text
@@ -102,12 +103,17 @@ def evaluate_selftest_log(suite: str, trigger: str, log_path: Path, golden: Gold
     said = runsh.verdict_line or "run.sh printed nothing"
     golden_path = str(golden.path) if golden else None
 
-    def result(verdict: str, summary: str, diffs: list[str] | None = None) -> TriggerResult:
-        return TriggerResult(suite, trigger, verdict, summary, seconds, str(log_path),
-                             golden_path, diffs or [])
+    def result(verdict: str, summary: str, diffs: list[str] | None = None,
+               fault: Fault | None = None) -> TriggerResult:
+        return TriggerResult(suite, trigger, verdict,
+                             f"{fault.value}: {summary}" if fault else summary, seconds,
+                             str(log_path), golden_path, diffs or [],
+                             fault=fault.value if fault else None)
 
     if markers.started is None:
         return result(ERROR, capture_error or "guest never reached run.sh")
+    if problem := bound_to(trigger, markers, Asked.SELFTEST):
+        return result(ERROR, problem, fault=Fault.WRONG_TRIGGER)
     if markers.ended is None:
         return result(ERROR, f"{capture_error or 'no end marker'}; run.sh: {said}")
     if markers.outcome != "returned":

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .inputs import GUEST_MEMORY_MB, KERNEL, arg_type, parse_cmdline, shown, writable_dir
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,14 +42,16 @@ def shell_argv(spec: GuestSpec, log: Path) -> list[str]:
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "shell", help="boot a lab kernel to a shell on the serial console (Ctrl-A X quits)")
-    p.add_argument("--kernel", default="default",
+    p.add_argument("--kernel", default="default", type=arg_type(KERNEL.parse),
                    help="kernel variant: build/kernel-NAME (default: default)")
-    p.add_argument("--cmdline", default="", help="extra kernel command line")
+    p.add_argument("--cmdline", default="", type=arg_type(parse_cmdline),
+                   help="extra kernel command line (as suites.toml's cmdline)")
     p.add_argument("--build-dir", type=Path, default=REPO / "build")
     p.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
     p.add_argument("--results", type=Path, default=REPO / "results")
     p.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    p.add_argument("--memory", type=int, default=256, help="guest memory in MiB")
+    p.add_argument("--memory", type=arg_type(GUEST_MEMORY_MB.parse), default=256,
+                   help=f"guest memory in MiB ({GUEST_MEMORY_MB.low}-{GUEST_MEMORY_MB.high})")
     p.set_defaults(func=run)
 
 
@@ -57,10 +60,14 @@ def run(args: argparse.Namespace) -> int:
     for path, hint in ((kernel, f"make kernel KERNEL={args.kernel}"),
                        (args.initramfs, "make initramfs")):
         if not path.is_file():
-            print(f"usercopy-lab: {path} missing ({hint})", file=sys.stderr)
+            print(f"usercopy-lab: {shown(path, None)} missing ({hint})", file=sys.stderr)
             return 2
     if not qemu_available():
         print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
+        return 2
+    if problem := writable_dir(args.results / "shell"):
+        print(f"usercopy-lab: {shown(args.results, None)}: cannot write the console log "
+              f"there: {problem}", file=sys.stderr)
         return 2
     accel = choose_accel(args.accel, kernel, args.initramfs)
     extra = " ".join(x for x in (SHELL_CMDLINE, args.cmdline) if x)

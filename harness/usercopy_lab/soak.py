@@ -21,7 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from .inputs import IntRange, arg_type, read_bounded
 from .verdict import FAILING
+
+RUNS = IntRange("--runs", 1, 10000)
+RESULTS_LIMIT = 64 << 20     # one results.json: 0.5 MB for the 312 guests of make test
 
 
 @dataclass
@@ -43,7 +47,7 @@ def count(result_files: list[Path]) -> dict[str, TriggerCounts]:
     """Verdict counts per suite/trigger, in the order of the first run."""
     table: dict[str, TriggerCounts] = {}
     for path in result_files:
-        for t in json.loads(path.read_text())["triggers"]:
+        for t in json.loads(read_bounded(path, RESULTS_LIMIT, what="results.json"))["triggers"]:
             key = f"{t['suite']}/{t['name']}"
             entry = table.setdefault(key, TriggerCounts(key))
             entry.verdicts[t["verdict"]] += 1
@@ -68,13 +72,10 @@ def print_counts(table: dict[str, TriggerCounts], runs: int, out: TextIO) -> Non
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="usercopy-lab soak", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=arg_type(RUNS.parse), default=20)
     parser.add_argument("--results", type=Path, default=Path("results/soak"),
                         help="each run's folder is made under RESULTS/<soak-id>/")
     args, run_args = parser.parse_known_args(argv)
-    if args.runs < 1:
-        print("soak: --runs needs at least 1", file=sys.stderr)
-        return 2
     from .cli import main as cli_main   # the run loop; imported here, not for --help
 
     root = args.results / time.strftime("%Y%m%d-%H%M%S")

@@ -9,13 +9,13 @@ refused with file:line.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from .golden import Golden, load_layered
-from .inputs import CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, read_text
+from .inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
+                     load_toml, read_text, shown)
 from .qemu_boot import ARCHES, NATIVE
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .whitelist_spec import load_spec
@@ -79,7 +79,7 @@ class Suite:
         unknown = [n for n in self.only if n not in names]
         if unknown:
             raise SuiteError(f"suite [{self.name}]: 'only' names {', '.join(unknown)}, "
-                             f"not in {self.triggers_file}")
+                             f"not in {shown(self.triggers_file, None)}")
         return [t for t in listed if t.name in self.only]
 
     def golden(self) -> dict[str, Golden]:
@@ -120,35 +120,40 @@ class Key:
     required: bool = False
 
 
-def _string(value: Any, _root: Path) -> str:
-    if not isinstance(value, str) or "\n" in value:
-        raise ValueError(f"must be a one-line string, got {value!r}")
+def _got(value: Any) -> str:
+    """A TOML value in a message: one line, cut when long."""
+    return shown(repr(value), 60)
+
+
+def _cmdline(value: Any, _root: Path) -> str:
+    if problem := cmdline_problem(value):    # as shell --cmdline (parse_cmdline)
+        raise ValueError(problem)
     return value
 
 
 def _bool(value: Any, _root: Path) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"must be true or false, got {value!r}")
+        raise ValueError(f"must be true or false, got {_got(value)}")
     return value
 
 
 def _path(value: Any, root: Path) -> Path:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"must be a path (string), got {value!r}")
+        raise ValueError(f"must be a path (string), got {_got(value)}")
     return root / value
 
 
 def _paths(value: Any, root: Path) -> tuple[Path, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items:
-        raise ValueError(f"must be a path or a non-empty list of paths, got {value!r}")
+        raise ValueError(f"must be a path or a non-empty list of paths, got {_got(value)}")
     return tuple(_path(v, root) for v in items)
 
 
 def _names(rule: NameRule) -> Parse:
     def parse(value: Any, _root: Path) -> tuple[str, ...]:
         if not isinstance(value, list):
-            raise ValueError(f"must be a list of names, got {value!r}")
+            raise ValueError(f"must be a list of names, got {_got(value)}")
         for v in value:
             if problem := rule.problem(v):
                 raise ValueError(problem)
@@ -167,11 +172,11 @@ def _name(rule: NameRule) -> Parse:
 
 
 def _one_of(*allowed: str) -> Parse:
-    shown = " or ".join(f'"{a}"' for a in allowed)
+    choices = " or ".join(f'"{a}"' for a in allowed)
 
     def parse(value: Any, _root: Path) -> str:
         if value not in allowed:
-            raise ValueError(f"must be {shown}, got {value!r}")
+            raise ValueError(f"must be {choices}, got {_got(value)}")
         return value
     return parse
 
@@ -206,7 +211,7 @@ SUITE_KEYS: dict[str, Key] = {
     "kernel": Key("kernel", _name(KERNEL), required=True),
     "golden": Key("golden_dirs", _paths, required=True),
     "triggers": Key("triggers_file", _path, required=True),
-    "cmdline": Key("cmdline", _string),
+    "cmdline": Key("cmdline", _cmdline),
     "checks": Key("checks", _checks),
     "only": Key("only", _names(TRIGGER)),
     "expected_text": Key("expected_text", _bool),
@@ -221,18 +226,15 @@ SUITE_KEYS: dict[str, Key] = {
 
 
 def load_suites(path: Path) -> dict[str, Suite]:
-    text = read_text(path, SuiteError)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"{path}: {exc}") from None
+    text, data = load_toml(path, SuiteError, what="suites file")
     lines = _key_lines(text)
     root = path.parent
+    file = shown(path, None)
     suites = {}
     for name, table in data.items():
-        where = f"{path}:{lines.get((name, None), 1)}"
+        where = f"{file}:{lines.get((name, None), 1)}"
         if not isinstance(table, dict):
-            raise SuiteError(f"{where}: '{name}' is not a [suite] table")
+            raise SuiteError(f"{where}: '{shown(name)}' is not a [suite] table")
         if problem := SUITE.problem(name):
             raise SuiteError(f"{where}: {problem}")
         missing = [k for k, key in SUITE_KEYS.items() if key.required and k not in table]
@@ -240,9 +242,9 @@ def load_suites(path: Path) -> dict[str, Suite]:
             raise SuiteError(f"{where}: suite [{name}] lacks {', '.join(missing)}")
         fields: dict[str, Any] = {}
         for k, value in table.items():
-            at = f"{path}:{lines.get((name, k), lines.get((name, None), 1))}"
+            at = f"{file}:{lines.get((name, k), lines.get((name, None), 1))}"
             if k not in SUITE_KEYS:
-                raise SuiteError(f"{at}: suite [{name}]: unknown key '{k}' "
+                raise SuiteError(f"{at}: suite [{name}]: unknown key '{shown(k)}' "
                                  f"(known: {', '.join(SUITE_KEYS)})")
             try:
                 fields[SUITE_KEYS[k].field] = SUITE_KEYS[k].parse(value, root)
@@ -278,16 +280,18 @@ def _key_lines(text: str) -> dict[tuple[str, str | None], int]:
 def read_tests_txt(path: Path) -> list[Trigger]:
     triggers = []
     seen: dict[str, int] = {}
-    for num, raw in enumerate(read_text(path, SuiteError).splitlines(), 1):
+    file = shown(path, None)
+    for num, raw in enumerate(read_text(path, SuiteError, what="trigger list").splitlines(), 1):
         line = raw.strip()
         if not line or line == "#" or line.startswith("# "):
             continue
         skipped = line.startswith("#")
         name, _, rest = line.lstrip("#").partition(" ")
         if problem := TRIGGER.problem(name):
-            raise SuiteError(f"{path}:{num}: {raw!r} is not 'NAME expected-text': {problem}")
+            raise SuiteError(f"{file}:{num}: '{shown(raw, 80)}' is not 'NAME expected-text': "
+                             f"{problem}")
         if name in seen:
-            raise SuiteError(f"{path}:{num}: {name} is listed twice (first on line {seen[name]})")
+            raise SuiteError(f"{file}:{num}: {name} is listed twice (first on line {seen[name]})")
         seen[name] = num
         if skipped:
             triggers.append(Trigger(name, "", rest.strip() or "skipped"))
@@ -318,5 +322,6 @@ def pick(suites: dict[str, Suite], names: list[str]) -> list[Suite]:
     """The named suites, in order; SuiteError naming any unknown one."""
     unknown = [n for n in names if n not in suites]
     if unknown:
-        raise SuiteError(f"no suite {', '.join(unknown)} (have: {', '.join(suites)})")
+        raise SuiteError(f"no suite {', '.join(shown(n) for n in unknown)} "
+                         f"(have: {', '.join(suites)})")
     return [suites[n] for n in names]

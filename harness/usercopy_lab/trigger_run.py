@@ -169,7 +169,7 @@ def _fault(verdict: Verdict, text: str, markers: ConsoleMarkers,
     """The named harness fault of an ERROR (faults.py); the summary says it too."""
     if verdict.verdict != ERROR:
         return None
-    fault = classify(text, markers, reports)
+    fault = verdict.fault or classify(text, markers, reports)
     if fault is None:
         return None
     verdict.summary = f"{fault.value}: {verdict.summary}"

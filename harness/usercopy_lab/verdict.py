@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from .console_markers import ConsoleMarkers
 from .dwarf_layout import DwarfError
+from .faults import Fault
 from .golden import Golden, match_expected
+from .inputs import shown
 from .report_model import Report, usercopy_line
 from .slab_audit import audit_console
 from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
@@ -20,6 +23,47 @@ class Verdict:
     verdict: str
     summary: str                      # one line: what was seen
     diffs: list[str] = field(default_factory=list)   # expected-vs-seen lines
+    fault: Fault | None = None        # an ERROR's fault when the verdict knows it
+
+
+class Asked(str, Enum):
+    """What a request asked the guest for, and so what LKDTM must say."""
+
+    TRIGGER = "trigger"    # init writes NAME to DIRECT once, when it ran (killed/returned)
+    SELFTEST = "selftest"  # run.sh writes NAME to DIRECT once, unless it skips (status 4)
+    CHECK = "check"        # a check program: nothing is written to DIRECT
+
+
+def bound_to(requested: str, markers: ConsoleMarkers, asked: Asked) -> str | None:
+    """None if the console answers the request for `requested`, else one
+    line naming both: every USERCOPY-LAB-START and -END marker must name
+    it, once each, and LKDTM's "Performing direct entry NAME" lines must
+    name it too, as often as `asked` says.
+
+    A console that names another trigger is a crossed or stale reply (a
+    tampered log, a request answered for another one, output of an earlier
+    request in a kept QEMU): never a verdict of the trigger asked for."""
+    name = shown(requested)
+    others = [n for n in dict.fromkeys(markers.starts + markers.ends) if n != requested]
+    if others:
+        return (f"asked for {name}, the console's START/END markers name "
+                f"{', '.join(shown(n) for n in others)}")
+    if len(markers.starts) > 1 or len(markers.ends) > 1:
+        return (f"asked for {name} once, the console has {len(markers.starts)} START and "
+                f"{len(markers.ends)} END markers for it")
+    fired = [n for n in markers.direct if n != requested or asked is Asked.CHECK]
+    if fired:
+        return (f"asked for {asked.value} {name}, LKDTM performed "
+                f"{', '.join(shown(n) for n in dict.fromkeys(fired))}")
+    count = len(markers.direct)
+    ended = markers.ended is not None
+    must_fire = (asked is Asked.TRIGGER and ended and markers.outcome in ("killed", "returned")) \
+        or (asked is Asked.SELFTEST and ended and markers.outcome == "returned"
+            and markers.status in (0, 1))   # run.sh's exit after its write to DIRECT
+    if count > 1 or (must_fire and count == 0):
+        return (f"asked for {name}, LKDTM said 'Performing direct entry {name}' "
+                f"{count} times (once expected)")
+    return None
 
 
 def seen_summary(reports: list[Report], markers: ConsoleMarkers) -> str:
@@ -40,6 +84,8 @@ def decide(trigger: str, capture_error: str | None, markers: ConsoleMarkers,
     summary = seen_summary(reports, markers)
     if markers.started is None:
         return Verdict(ERROR, capture_error or "guest never reached the trigger")
+    if problem := bound_to(trigger, markers, Asked.TRIGGER):
+        return Verdict(ERROR, problem, fault=Fault.WRONG_TRIGGER)
     if markers.outcome == "unknown-trigger":
         if golden is None or golden.outcome == "unknown-trigger":
             return Verdict(SKIP, f"{trigger} is not listed by provoke-crash/DIRECT")
@@ -153,6 +199,8 @@ def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
     """
     if markers.started is None:
         return Verdict(ERROR, capture_error or "guest never started the check")
+    if problem := bound_to(name, markers, Asked.CHECK):
+        return Verdict(ERROR, problem, fault=Fault.WRONG_TRIGGER)
     if markers.ended is None:
         return Verdict(ERROR, capture_error or "no end marker")
     passed = [c for c in markers.checks if c.startswith("PASS:")]

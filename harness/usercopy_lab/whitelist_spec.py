@@ -37,12 +37,12 @@ import hashlib
 import json
 import re
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TextIO, Union
 
 from .dwarf_layout import DwarfError, Layouts
+from .inputs import load_toml, read_bounded, shown
 
 
 class SpecError(ValueError):
@@ -117,7 +117,16 @@ class Expr:
         return ev(self.tree)
 
 
+# The longest expression and the deepest parentheses a rule may have (the
+# parser and the evaluator recurse; the longest rule today has 130 characters).
+EXPR_MAX_LEN = 512
+EXPR_MAX_PARENS = 16
+
+
 def parse_expr(text: str) -> Expr:
+    if len(text) > EXPR_MAX_LEN or text.count("(") > EXPR_MAX_PARENS:
+        raise SpecError(f"expression '{shown(text, 60)}': longer than {EXPR_MAX_LEN} "
+                        f"characters or more than {EXPR_MAX_PARENS} parentheses")
     tokens = []
     for m in _TOKEN.finditer(text):
         if m.group(0).strip():
@@ -219,19 +228,20 @@ _KEYS = {"name", "state", "seed", "source", "useroffset", "usersize", "object_si
 
 
 def load_spec(path: Path) -> AuditSpec:
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SpecError(f"{path}: {exc}") from exc
+    _, data = load_toml(Path(path), SpecError, what="whitelist audit golden file")
     rules = []
     seen = set()
-    for i, table in enumerate(data.get("cache", []), 1):
-        where = f"{path}: [[cache]] #{i} ({table.get('name', 'no name')})"
+    tables = data.get("cache", [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise SpecError(f"{shown(path, None)}: 'cache' must be [[cache]] tables")
+    for i, table in enumerate(tables, 1):
+        where = f"{shown(path, None)}: [[cache]] #{i} ({shown(table.get('name', 'no name'))})"
         unknown = set(table) - _KEYS
         if unknown:
-            raise SpecError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-        if "name" not in table:
-            raise SpecError(f"{where}: no name")
+            raise SpecError(f"{where}: unknown key(s) "
+                            f"{', '.join(shown(k) for k in sorted(unknown))}")
+        if not isinstance(table.get("name"), str):
+            raise SpecError(f"{where}: no name (a string)")
         if table["name"] in seen:
             raise SpecError(f"{where}: listed twice")
         seen.add(table["name"])
@@ -242,7 +252,10 @@ def load_spec(path: Path) -> AuditSpec:
         try:
             exprs = {k: parse_expr(str(table[k])) for k in ("useroffset", "usersize", "object_size")
                      if k in table}
-            gone = tuple(parse_expr(str(g)) for g in table.get("gone", []))
+            gone_list = table.get("gone", [])
+            if not isinstance(gone_list, list):
+                raise SpecError("gone must be a list of expressions")
+            gone = tuple(parse_expr(str(g)) for g in gone_list)
         except SpecError as exc:
             raise SpecError(f"{where}: {exc}") from None
         rule = CacheRule(table["name"], state, str(table.get("seed", "")),
@@ -254,7 +267,7 @@ def load_spec(path: Path) -> AuditSpec:
             raise SpecError(f"{where}: offsetof/sizeof need a 'source' compilation unit")
         rules.append(rule)
     if not rules:
-        raise SpecError(f"{path}: no [[cache]] tables")
+        raise SpecError(f"{shown(path, None)}: no [[cache]] tables")
     return AuditSpec(Path(path), tuple(rules))
 
 
@@ -298,6 +311,7 @@ def compute(spec: AuditSpec, vmlinux: Path) -> DwarfTable:
 
 # The cache of the DWARF values, beside the vmlinux they come from.
 DWARF_CACHE = "whitelist-dwarf.json"
+DWARF_CACHE_LIMIT = 16 << 20    # a cache larger than this is not ours: computed again
 
 
 def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
@@ -309,10 +323,10 @@ def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
         raise DwarfError(f"{vmlinux} not found (make kernel KERNEL=seeds)")
     stamp = _stamp(spec, vmlinux)
     try:
-        data = json.loads(cache.read_text())
+        data = json.loads(read_bounded(cache, DWARF_CACHE_LIMIT, what="DWARF cache"))
         if data.get("stamp") == stamp:
             return DwarfTable(data["vmlinux"], stamp, data["values"])
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, AttributeError, TypeError, RecursionError):
         pass
     if progress is not None:
         print(f"usercopy-lab: reading the whitelist audit's offsetof/sizeof values "
