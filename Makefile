@@ -37,7 +37,7 @@ export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
-	results-check lava lava-run shell soak fuzz-inputs arch-deps suite-arch \
+	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
 	modules-cpio suite-module
 
 all: suite
@@ -62,10 +62,13 @@ help:
 	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
-	@echo "make lava            one LAVA job per trigger in $(BUILD)/lava/, checked by lava-common"
-	@echo "make lava-run        SUITE=$(SUITE) through lava-run here; verdicts must equal ours"
+	@echo "make lava            one LAVA job per trigger and check in $(BUILD)/lava/, checked by lava-common"
+	@echo "make lava-run        SUITE=$(SUITE) through lava-run here (LAVA_KERNEL=IMAGE: another kernel)"
+	@echo "make lava-farm       SUITE=$(SUITE) through lava-server + 2 lava-workers on loopback, then gone"
 	@echo "make triage LOGS=..  classify/dedup reports in captured logs (see README)"
 	@echo "make syzkaller-corpus SYZKALLER_CORPUS=dir  triage vs syzkaller's report corpus"
+	@echo "make corpora         fetch the triage corpora into build/corpora (needs github.com)"
+	@echo "make mail-corpus     triage titles vs syzbot's mails (build/corpora/mail)"
 	@echo "make series-check    apply+build+checkpatch every prefix of patches/series, then the build matrix"
 	@echo "make series-export   export the series and the two fixes (0001, 0010) alone, check git am + build"
 	@echo "make series-vmalloc-proof  patches/0001 on an SMP kernel: guard-less copies pass, the old bound BUGs"
@@ -225,6 +228,18 @@ triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }
 	$(HARNESS) triage $(LOGS)
 
+# The triage corpora (syzkaller's report corpus, syzbot's mails from public
+# list mirrors) into build/corpora, where `make test` and `make bench` find
+# them; needs a network that reaches github.com (~2 GB of mirrors).
+.PHONY: corpora mail-corpus
+CORPORA ?= build/corpora
+corpora:
+	scripts/fetch-corpora.sh $(CORPORA)
+
+# Titles of the mail corpus against syzbot's subjects (docs/triage.md).
+mail-corpus:
+	$(PYTHON) scripts/mail-corpus.py score --show 20 $(CORPORA)/mail
+
 # Agreement with syzkaller's pkg/report/testdata/linux/report (a clone of
 # google/syzkaller; not part of this repository).
 syzkaller-corpus:
@@ -233,12 +248,14 @@ syzkaller-corpus:
 
 # Needs no root when these are installed (the full `deps` list is for builds).
 # USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
-# not skips, when this tree exists and its kunit.py does not).
+# not skips, when this tree exists and its kunit.py does not).  The tests run
+# on JOBS workers (pytest-xdist): 98 s on one, 75 s on two (2026-12-05,
+# load 2-3).
 UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml \
-	python3-pyelftools
+	python3-pyelftools python3-pytest-xdist
 unit-test:
 	@scripts/install-deps.sh --only $(UNIT_DEPS)
-	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q harness/tests
+	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q -n $(JOBS) harness/tests
 	scripts/lkdtm-patch.sh --check
 
 # Hostile inputs (harness/tests/hostile_inputs.toml): each case runs the CLI
@@ -268,19 +285,31 @@ shell: initramfs
 	$(HARNESS) shell --kernel $(KERNEL) --cmdline "$(CMDLINE)" --build-dir $(BUILD) \
 		--initramfs $(INITRAMFS) --results $(RESULTS)
 
-# LAVA: neither `make` nor `make test` needs it.  `make lava` installs
-# lava-common (apt) if missing, writes one job per trigger and validates each
-# with lava-common's schema; `make lava-run` also installs lava-dispatcher and
-# runs SUITE through lava-run on this machine (see scripts/lava/run-suite.sh).
+# LAVA: neither `make` nor `make test` needs it (docs/lava.md).  `make lava`
+# installs lava-common (apt) if missing, writes one job per trigger and check
+# and validates each with lava-common's schema; `make lava-run` also installs
+# lava-dispatcher and runs SUITE through lava-run on this machine, LAVA's own
+# results against match and our runner (scripts/lava/run-suite.sh);
+# LAVA_KERNEL=IMAGE boots every job on that kernel instead (a wrong kernel, a
+# mutant), still judged by SUITE's golden files.  `make lava-farm` stands up
+# lava-server, PostgreSQL and two lava-workers on loopback for one run of
+# SUITE, submitted with lavacli, results from the REST API, then tears them
+# down (scripts/lava/farm.sh).
 LAVA_OUT := $(BUILD)/lava
+LAVA_KERNEL ?=
 lava:
-	@scripts/install-deps.sh lava-common
+	@scripts/lava/apt-install.sh lava-common
 	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
 		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
 
-lava-run: kernels initramfs
-	@scripts/install-deps.sh lava-common lava-dispatcher
-	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE)
+lava-run: initramfs
+	+$(if $(LAVA_KERNEL),,kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel")
+	@scripts/lava/apt-install.sh lava-common lava-dispatcher
+	scripts/lava/run-suite.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE) $(LAVA_KERNEL)
+
+lava-farm: initramfs
+	+$(if $(LAVA_KERNEL),,kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel")
+	scripts/lava/farm.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE) $(LAVA_KERNEL)
 
 # Numbers and ratios from one run, also written to $(RESULTS)/bench-<time>/;
 # REBUILD=1 also times a warm kernel rebuild after a change to one patch.

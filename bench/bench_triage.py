@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Triage throughput on a large synthetic console log (goal >= 50 MB/s, one core).
+"""Triage throughput on a large synthetic console log (goal >= 50 MB/s, one core),
+and on the mail corpus when it is present (syzbot's report mails: every
+line near a report, so far slower per MB; no goal, printed beside it).
 
 Builds /tmp/usercopy-lab-bench/synthetic.log (default 500 MB; --mb to
 change) from normal boot/runtime lines with a usercopy BUG, a WARNING and a
@@ -12,6 +14,7 @@ headers) and prints its CPU time: bounded, no goal.  Run by
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
@@ -20,9 +23,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "harness"))
 
-from usercopy_lab.oops_parser import ScanStats, iter_file  # noqa: E402
+from usercopy_lab.oops_parser import ScanStats, iter_file, iter_stream  # noqa: E402
 
 GOAL_MB_S = 50.0
+MAIL_CORPUS = HERE.parent / "build" / "corpora" / "mail"
 FIXTURES = HERE.parent / "harness/tests/testdata"
 NORMAL = [
     "[{t:12.6f}] e1000e 0000:00:1f.6 eno1: NIC Link is Up 1000 Mbps Full Duplex, Flow Control: Rx/Tx",
@@ -88,12 +92,27 @@ def hostile(path: Path) -> tuple[int, int]:
     return len(data), len(lines)
 
 
+def mail_corpus_rate(folder: Path) -> tuple[int, float, int, float] | None:
+    """(mails, MB, reports, CPU seconds) of triage over every mail body
+    (scripts/mail-corpus.py build writes them), or None without a corpus."""
+    files = sorted(folder.rglob("*.txt")) if folder.is_dir() else []
+    if not files:
+        return None
+    bodies = [f.read_bytes().partition(b"\n\n")[2] for f in files]
+    t0 = time.process_time()
+    found = sum(1 for body in bodies for _ in iter_stream(io.BytesIO(body)))
+    return len(files), sum(map(len, bodies)) / 1e6, found, time.process_time() - t0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--mb", type=int, default=500, help="log size in MB (default 500)")
     ap.add_argument("--every-mb", type=int, default=4, help="one report per N MB")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/usercopy-lab-bench"))
     ap.add_argument("--keep", action="store_true", help="keep the log afterwards")
+    ap.add_argument("--mail-corpus", type=Path,
+                    default=Path(os.environ.get("USERCOPY_LAB_MAIL_CORPUS", MAIL_CORPUS)),
+                    help="built mail corpus (default build/corpora/mail; make corpora)")
     args = ap.parse_args(argv)
     path = args.dir / "synthetic.log"
     t0 = time.perf_counter()
@@ -126,6 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench: hostile log of {hsize / 1e6:.1f} MB ({hlines} lines, 5 of them 1 MiB long): "
           f"{hfound} reports in {hcpu:.2f}s CPU ({hsize / 1e6 / max(hcpu, 1e-9):.0f} MB/s; "
           "patterns see a bounded window of each line)")
+    mail = mail_corpus_rate(args.mail_corpus)
+    if mail is None:
+        print(f"bench: mail corpus not found at {args.mail_corpus} (make corpora); skipped")
+    else:
+        mails, mb, reports, mcpu = mail
+        print(f"bench: triage on the mail corpus: {mb:.1f} MB in {mails} mails, {reports} "
+              f"reports in {mcpu:.1f}s CPU: {mb / max(mcpu, 1e-9):.1f} MB/s (report-dense input; "
+              f"no goal) beside {rate:.0f} MB/s on the console log")
     verdict = "OK" if rate >= GOAL_MB_S else "BELOW GOAL"
     print(f"bench: triage throughput {rate:.0f} MB/s on one core "
           f"(goal >= {GOAL_MB_S:.0f} MB/s): {verdict}")

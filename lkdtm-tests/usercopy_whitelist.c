@@ -72,6 +72,8 @@
  * out one after another from a fresh slab are neighbours, so the closest
  * pair in one slab is taken as neighbours: the byte after the object is
  * then either the object's own padding or the start of @owned's object.
+ * An object of another slab that starts exactly at the object's end is
+ * as good a neighbour.
  */
 void *lkdtm_find_owned_pair(void **objs, int count, void **owned,
 			    int owned_count, size_t size)
@@ -84,8 +86,15 @@ void *lkdtm_find_owned_pair(void **objs, int count, void **owned,
 		for (j = 0; j < owned_count; j++) {
 			char *obj = objs[i], *next = owned[j];
 
-			if (!obj || !next || next < obj + size ||
-			    virt_to_folio(obj) != virt_to_folio(next))
+			if (!obj || !next || next < obj + size)
+				continue;
+			/*
+			 * Another folio's object only counts when it starts
+			 * right at the object's end: SLAB keeps a page-sized
+			 * object alone in its order-0 slab.
+			 */
+			if (virt_to_folio(obj) != virt_to_folio(next) &&
+			    next != obj + size)
 				continue;
 			gap = next - obj;
 			if (gap < best_gap) {

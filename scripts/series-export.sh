@@ -184,8 +184,11 @@ echo "series-export: OK: cover letter + ${#patches[@]} patches in $OUT_DIR;" \
 # get_maintainer FILE: "To: ..." and "Cc: ..." lines for FILE from the
 # pristine tree's get_maintainer.pl: people (maintainer, supporter) to To,
 # reviewers and lists to Cc.
+# --no-fixes: its default looks the Fixes: commits up with git, which the
+# tarball's history-less repository cannot do ("ambiguous argument"); the
+# patches name the authors of the commits they fix in their own Cc: lines.
 get_maintainer() {
-	(cd "$pristine" && perl scripts/get_maintainer.pl --no-git --rolestats "$1") |
+	(cd "$pristine" && perl scripts/get_maintainer.pl --no-git --no-fixes --rolestats "$1") |
 		awk '{ addr = $0; sub(/ \(.*$/, "", addr)
 		       if ($0 ~ /\((maintainer|supporter):/) print "To: " addr
 		       else print "Cc: " addr }'

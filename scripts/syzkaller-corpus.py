@@ -131,6 +131,10 @@ class Tally:
             "truncated_agrees_with_corrupted": self.corrupted_ok,
         }
 
+    def miss_names(self) -> dict[str, list[str]]:
+        """category -> corpus file names of the misses"""
+        return {k: [line.split(":", 1)[0] for line in v] for k, v in self.misses.items()}
+
     def goals_met(self) -> bool:
         return (self.title_ok >= TITLE_GOAL * self.crash
                 and self.usercopy_ok == self.usercopy
@@ -155,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=int, default=0, metavar="N",
                     help="print up to N mismatches per category")
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    ap.add_argument("--misses", action="store_true",
+                    help="with --json: also the names of the misses, per category")
     args = ap.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"syzkaller-corpus: {args.corpus}: not a directory "
@@ -168,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"syzkaller-corpus: {args.corpus}: no corpus files", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(tally.numbers()))
+        out = tally.numbers()
+        if args.misses:
+            out["misses"] = tally.miss_names()
+        print(json.dumps(out))
     else:
         print(f"crash cases:      syz_title == TITLE or ALT  {pct(tally.title_ok, tally.crash)}"
               f"  (goal >= {TITLE_GOAL:.0%})")

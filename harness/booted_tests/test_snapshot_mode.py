@@ -117,8 +117,12 @@ def default_suite_guests() -> int:
 
 def test_ctrl_c_mid_suite(tmp_path):
     results = tmp_path / "r"
+    # SIGINT back to its default in the child: a shell that started make in
+    # the background ignores SIGINT, the lab inherits that, and a Ctrl-C
+    # test would then time the suite instead (seen 2026-12-05: exit 0).
     proc = subprocess.Popen(lab_argv(results, "--suite", "default", "-j", "2"),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("[2/"):

@@ -162,3 +162,39 @@ def test_missing_kernel_and_missing_qemu_are_2(lab, tmp_path, capsys, monkeypatc
 def test_match_of_a_directory_is_2(tmp_path, capsys):
     assert main(["match", "--suite", "default", str(tmp_path)]) == 2
     assert one_line_error(capsys) == f"usercopy-lab: not a file: {tmp_path}"
+
+
+SMP = Path(__file__).parent / "testdata" / "console-smp"
+PERCPU = ["USERCOPY_VMALLOC_PERCPU_TO", "USERCOPY_VMALLOC_PERCPU_FROM"]
+
+
+@pytest.mark.parametrize("consoles,overlay,want", [
+    # make series-vmalloc-proof: the SMP kernel copies a per-cpu chunk's last
+    # bytes without a report, as expected-oops/smp says ...
+    (SMP, "smp", "PASS"),
+    # ... the mutant with the first version's bound BUGs there, as its
+    # overlay says; tests.txt's "OK: ..." is the stock kernel's expectation
+    # and must not fail a run judged by an overlay golden ...
+    (SMP / "mutant-vmalloc-old-bound", "mutant-vmalloc-old-bound", "PASS"),
+    # ... and each console FAILs against the other's expectation.
+    (SMP / "mutant-vmalloc-old-bound", "smp", "FAIL"),
+    (SMP, "mutant-vmalloc-old-bound", "FAIL"),
+])
+def test_an_overlay_golden_is_the_whole_expectation(lab, tmp_path, monkeypatch,
+                                                    consoles, overlay, want):
+    fake = tmp_path / "bin/qemu-system-x86_64"
+    fake.write_text(FAKE_QEMU.replace(repr(str(CONSOLES)), repr(str(consoles))))
+    argv = lab + ["--golden-overlay", f"default={REPO / 'expected-oops' / overlay}"]
+    for name in PERCPU:
+        argv += ["--trigger", name]
+    assert main(argv) == (0 if want == "PASS" else 1)
+    data = json.loads((tmp_path / "results/latest/results.json").read_text())
+    assert [t["verdict"] for t in data["triggers"]] == [want, want]
+
+
+def test_without_an_overlay_the_smp_kernel_fails_the_up_golden(lab, tmp_path):
+    """The default golden of the per-cpu triggers is the uniprocessor lab
+    kernel's XFAIL: the SMP console does not satisfy it."""
+    fake = tmp_path / "bin/qemu-system-x86_64"
+    fake.write_text(FAKE_QEMU.replace(repr(str(CONSOLES)), repr(str(SMP))))
+    assert main(lab + ["--trigger", PERCPU[0]]) == 1

@@ -316,8 +316,11 @@ def test_match_names_the_fault_of_a_kept_log(lab, capsys):
 
 
 def _spawn_cli(lab: Path, *extra: str) -> subprocess.Popen:
+    # SIGINT at its default in the child even when the tests run under a
+    # shell that ignores it (make started in the background).
     return subprocess.Popen([str(REPO / "usercopy-lab"), *args(lab, *extra)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _fakes_alive(lab: Path) -> list[str]:

@@ -8,9 +8,10 @@ cross-checks against the oops.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .log_lines import program_lines
+from .log_lines import iter_program_lines, iter_program_pairs
 
 _END_RE = re.compile(r"USERCOPY-LAB-END trigger=(\S+) outcome=([\w-]+)(?: (signal|status)=(\d+))?")
 # The harness's own lines in a log (console_capture): not the console.
@@ -52,13 +53,20 @@ class ConsoleMarkers:
         return [m for m in self.lkdtm if m.startswith("XFAIL:")]
 
 
-def read_markers(lines: list[str]) -> ConsoleMarkers:
+def read_markers(lines: Iterable[str]) -> ConsoleMarkers:
     """Markers of a console given as its lines (line i is line number i+1,
     the numbering Report.line uses when the same lines are parsed).  Read
     through program_lines(), so a printk record the console glued into a
     marker or check line neither hides it nor is hidden by it."""
+    return read_numbered(enumerate(iter_program_lines(lines), 1), program=True)
+
+
+def read_numbered(lines: Iterable[tuple[int, str]], program: bool = False) -> ConsoleMarkers:
+    """read_markers() of (line number, text) pairs, e.g. only the lines
+    that hold a marker (and the line after each); program: the pairs are
+    program lines already."""
     found = ConsoleMarkers()
-    for num, line in enumerate(program_lines(lines), 1):
+    for num, line in (lines if program else iter_program_pairs(lines)):
         if line.startswith(HARNESS_LINES):
             continue
         if "USERCOPY-LAB-" in line:

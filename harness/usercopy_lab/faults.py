@@ -8,6 +8,7 @@ names the same fault on a kept log as the run did.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import Enum
 
 from .console_markers import ConsoleMarkers
@@ -17,7 +18,12 @@ _TRAILER_RE = re.compile(r"^# usercopy-lab: capture ended: ([\w-]+)", re.M)
 # Logs written before the trailer line existed said only this on a timeout.
 _OLD_TIMEOUT_RE = re.compile(r"^# usercopy-lab: no USERCOPY-LAB-\w+ within", re.M)
 _PANIC = "Kernel panic - not syncing"
-_READY_RE = re.compile(r"^USERCOPY-LAB-READY\s*$", re.M)
+_TRAILER_LINE = re.compile(r"# usercopy-lab: capture ended: ([\w-]+)")
+_OLD_TIMEOUT_LINE = re.compile(r"# usercopy-lab: no USERCOPY-LAB-\w+ within")
+_READY_LINE = re.compile(r"USERCOPY-LAB-READY\s*$")
+HARNESS_PREFIXES = ("# qemu: ", "# usercopy-lab: ")
+# what the lines ConsoleFacts.note() must see hold
+FACT_KEYS = HARNESS_PREFIXES + (_PANIC, "USERCOPY-LAB-READY")
 # Bytes a serial console of a booting kernel does not carry: C0 controls
 # other than tab, newline, carriage return, bell, backspace and ESC (SeaBIOS
 # and busybox print escape sequences), and undecodable bytes (U+FFFD).
@@ -36,6 +42,10 @@ class Fault(str, Enum):
     INTERRUPTED = "interrupted"              # the run was cancelled (Ctrl-C)
     HARNESS_ERROR = "harness-error"          # the harness could not drive QEMU
     WRONG_TRIGGER = "wrong-trigger"          # the console answers another request
+
+
+def bad_characters(text: str) -> int:
+    return len(_BAD_RE.findall(text))
 
 
 def capture_end(text: str) -> str | None:
@@ -57,21 +67,71 @@ def is_garbage(console: str) -> bool:
     return bad >= GARBAGE_MIN_BAD and bad >= GARBAGE_FRACTION * max(len(console), 1)
 
 
-def classify(text: str, markers: ConsoleMarkers, reports: list[Report]) -> Fault | None:
+@dataclass
+class ConsoleFacts:
+    """What classify() looks at, gathered line by line (feed() every line
+    of the log, without its line end): a console of any size in constant
+    memory.  of_text(text) gives the same facts as the whole text."""
+    trailer: str | None = None     # the last trailer's CaptureEnd value
+    old_timeout: bool = False
+    bad: int = 0                   # _BAD_RE characters of the console's own lines
+    length: int = 0                # characters of console_only(text)
+    console_lines: int = 0
+    panicked: bool = False
+    ready: bool = False
+
+    def feed(self, line: str) -> None:
+        if self.note(line):
+            self.length += len(line) + (1 if self.console_lines else 0)
+            self.console_lines += 1
+            self.bad += bad_characters(line)
+
+    def note(self, line: str) -> bool:
+        """Everything feed() does but counting characters (a caller that
+        counts them in bulk gives only the lines that hold a harness line,
+        a panic or READY); True for a console line, False for a harness line."""
+        if line.startswith(HARNESS_PREFIXES):
+            if m := _TRAILER_LINE.match(line):
+                self.trailer = m.group(1)
+            elif _OLD_TIMEOUT_LINE.match(line):
+                self.old_timeout = True
+            return False
+        self.panicked = self.panicked or _PANIC in line
+        self.ready = self.ready or bool(_READY_LINE.match(line))
+        return True
+
+    @classmethod
+    def of_text(cls, text: str) -> ConsoleFacts:
+        facts = cls()
+        for line in text.split("\n"):
+            facts.feed(line)
+        return facts
+
+    @property
+    def capture_end(self) -> str | None:
+        return self.trailer or ("timeout" if self.old_timeout else None)
+
+    @property
+    def garbage(self) -> bool:
+        return self.bad >= GARBAGE_MIN_BAD and self.bad >= GARBAGE_FRACTION * max(self.length, 1)
+
+
+def classify(text: str | ConsoleFacts, markers: ConsoleMarkers,
+             reports: list[Report]) -> Fault | None:
     """The fault of a guest that did not end with init's END marker; None
     when it did (then the verdict comes from the golden file)."""
     if markers.ended is not None:
         return None
-    end = capture_end(text)
+    facts = ConsoleFacts.of_text(text) if isinstance(text, str) else text
+    end = facts.capture_end
     if end == "interrupted":
         return Fault.INTERRUPTED
     if end == "harness-error":
         return Fault.HARNESS_ERROR
-    console = console_only(text)
-    if is_garbage(console):
+    if facts.garbage:
         return Fault.CONSOLE_GARBAGE
-    panicked = _PANIC in console
-    if panicked and not _READY_RE.search(console):
+    panicked = facts.panicked
+    if panicked and not facts.ready:
         return Fault.PANIC_BEFORE_INIT
     if end == "timeout":
         return Fault.GUEST_HANG

@@ -63,6 +63,10 @@ class Frame:
 
 
 def strip_suffix(name: str) -> str:
+    """The function of a printed name: no compiler suffix (.isra.0, .cold),
+    no ELFv1 (ppc64 big-endian) function-descriptor dot (".func")."""
+    if name.startswith(".") and len(name) > 1:
+        name = name[1:]
     return SUFFIX.sub("", name) or name
 
 

@@ -26,16 +26,21 @@ table.
 
 Case keys: name, argv (list; "{lab}" expands to the lab's run options,
 "{tmp}" to its folder, "{repo}" to the repository), rc, stderr, stdout, stdout_not,
-absent, env (table), stdin ("/dev/zero" or "endless": a pipe that never
-ends), why (where the case comes from), and files: path -> one of
+absent, env (table), stdin ("/dev/zero"; "endless": a pipe of NULs that
+never ends; "endless-text": a pipe of kernel log lines that never ends),
+why (where the case comes from), and files: path -> one of
 {text = "..."}, {text = "...", times = N, head = "", tail = ""} (text
-repeated), {symlink = "/dev/zero"}, {random = N, seed = S}, {dir = true},
-{copy = "repo/relative/path"}.  Text, names and arguments may hold
-{tmp}, {repo} and {X*N} (the character X, N times).
+repeated; append = "repo/relative/path" adds that file after it),
+{symlink = "/dev/zero"}, {random = N, seed = S}, {dir = true},
+{copy = "repo/relative/path"} (with line_ends = "cr": its line ends made
+lone "\\r"; with gzip = true: compressed, and cut = F: only the first
+fraction F of the compressed bytes kept).  Text, names and arguments may
+hold {tmp}, {repo} and {X*N} (the character X, N times).
 """
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import random
 import re
@@ -145,11 +150,20 @@ def write_files(files: dict[str, dict[str, Any]], tmp: Path) -> None:
         elif "random" in spec:
             path.write_bytes(random.Random(spec.get("seed", 0)).randbytes(spec["random"]))
         elif "copy" in spec:
-            shutil.copy(REPO / spec["copy"], path)
+            data = (REPO / spec["copy"]).read_bytes()
+            if spec.get("line_ends") == "cr":
+                data = data.replace(b"\r", b"").replace(b"\n", b"\r")
+            if spec.get("gzip"):
+                data = gzip.compress(data, mtime=0)
+                data = data[:int(len(data) * spec.get("cut", 1.0))]
+            path.write_bytes(data)
         else:
             body = _expand(spec["text"], tmp) * spec.get("times", 1)
             path.write_text(_expand(spec.get("head", ""), tmp) + body
                             + _expand(spec.get("tail", ""), tmp))
+            if "append" in spec:
+                with open(path, "ab") as f:
+                    f.write((REPO / spec["append"]).read_bytes())
 
 
 def _argv(case: Case, tmp: Path, lab: list[str]) -> list[str]:
@@ -167,8 +181,11 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
 
-def _feed_endless(pipe: Any, stop: threading.Event) -> None:
-    chunk = b"\0" * 65536
+_ENDLESS = {"endless": b"\0" * 65536,
+            "endless-text": b"[    1.000000] a kernel log line that never ends\n" * 1024}
+
+
+def _feed_endless(pipe: Any, stop: threading.Event, chunk: bytes) -> None:
     try:
         while not stop.is_set():
             pipe.write(chunk)
@@ -191,15 +208,16 @@ def run_case(case: Case, pythonpath: Path) -> Outcome:
             stdin: Any = subprocess.DEVNULL
             if case.stdin == "/dev/zero":
                 stdin = open("/dev/zero", "rb")
-            elif case.stdin == "endless":
+            elif case.stdin in _ENDLESS:
                 stdin = subprocess.PIPE
             start = time.monotonic()
             proc = subprocess.Popen(
                 [sys.executable, "-m", "usercopy_lab.cli", *_argv(case, tmp, lab)],
                 stdin=stdin, stdout=fout, stderr=ferr, env=env, cwd=tmp,
                 preexec_fn=_limits, start_new_session=True)
-            if case.stdin == "endless":
-                threading.Thread(target=_feed_endless, args=(proc.stdin, stop),
+            if case.stdin in _ENDLESS:
+                threading.Thread(target=_feed_endless, args=(proc.stdin, stop,
+                                                            _ENDLESS[case.stdin]),
                                  daemon=True).start()
             rc, rss_kb = _wait(proc.pid, start + LIMIT_SECONDS)
             seconds = time.monotonic() - start

@@ -2,63 +2,55 @@
 
 LAVA (Linaro Automated Validation Architecture, Debian: lava-server,
 lava-dispatcher, lava-common) is the scheduler kernel test farms and
-KernelCI run on.  write_jobs() turns every trigger of a suite into one job
-for LAVA's `qemu` device type, the same guest our own runner boots:
+KernelCI run on.  write_jobs() turns every trigger of a suite, and every
+in-guest check program but the whitelist audit, into one job for LAVA's
+`qemu` device type, the same guest our own runner boots:
 
   deploy  to: tmpfs, the lab kernel and initramfs as artifacts (URLs) with
           QEMU's -kernel/-append/-initrd as image_arg: the command line is
-          qemu_boot.GuestSpec.cmdline(), lab.trigger=NAME and the suite's
-          extra arguments included;
+          qemu_boot.GuestSpec.cmdline(), lab.trigger=NAME (lab.helper=NAME)
+          and the suite's extra arguments included;
   boot    method: qemu, media: tmpfs; the init marker USERCOPY-LAB-READY
           is the boot prompt (no login, no shell: LAVA only watches);
-  test    two monitors (no shell in the guest): between the START and END
-          markers every oops/BUG/WARNING/LKDTM FAIL line is a test case
-          (pattern REPORT_PATTERN, the kernel timestamp as measurement), and
-          the END marker's outcome is one (fixupdict OUTCOME_RESULTS).
+  test    interactive, one step per thing the golden file expects
+          (lava_checks.plan): LAVA itself records each as pass or fail, so
+          a farm's own results say whether the kernel did what the golden
+          file says.
 
-LAVA sees what happened, not whether it is right: the verdict is still
-the golden file's.  console_from_lava_log() turns the log lava-run wrote
-back into a serial console, which `usercopy-lab match` reads like one of
-its own (scripts/lava/run-suite.sh does that for a whole suite).
+The job's metadata names suite, trigger (or check) and kernel, so results
+fetched later map back to a plan (lava_results).  console_from_lava_log()
+turns a LAVA job log back into a serial console that `usercopy-lab match`
+reads like one of its own: the exact check.
 
-  python3 -m usercopy_lab.lava_jobs write --out DIR [--suite S] [--artifacts URL]
+  python3 -m usercopy_lab.lava_jobs write --out DIR [--suite S] [--kernels URL] [--kernel URL]
   python3 -m usercopy_lab.lava_jobs validate JOB.yaml...   (lava-common's schema)
   python3 -m usercopy_lab.lava_jobs console LAVA-LOG.yaml > TRIGGER.log
+  python3 -m usercopy_lab.lava_jobs replay --suite S NAME CONSOLE.log   (what LAVA records)
 """
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Mapping
 
 import yaml
 
+from .golden import Golden
+from .lava_checks import Plan, plan
+from .lava_replay import replay
 from .qemu_boot import NATIVE, GuestSpec
-from .result_formats import read_junit_verdicts
+from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .suite import Suite, SuiteError, load_suites, pick
+from .trigger_run import check_golden_name
 
 REPO = Path(__file__).resolve().parents[2]
 
 READY = "USERCOPY-LAB-READY"
-# Kernel lines worth a LAVA test case: the report headers the oops parser
-# starts a report on, and LKDTM's verdict vocabulary.
-REPORT_PATTERN = (
-    r"\[\s*(?P<measurement>\d+\.\d+)\] (?P<test_case_id>"
-    r"usercopy: Kernel memory (?:exposure|overwrite)|Bad or missing usercopy whitelist"
-    r"|kernel BUG at|WARNING: CPU|BUG: \w+|Oops|general protection fault"
-    r"|Kernel panic|lkdtm: FAIL|lkdtm: XFAIL)")
-# The END marker's outcome: did the trigger run to its end (pass), was it
-# unknown to LKDTM (skip), or was there no LKDTM at all (fail)?
-OUTCOME_RESULTS: Mapping[str, str] = MappingProxyType({
-    "killed": "pass", "returned": "pass", "unknown-trigger": "skip", "no-lkdtm": "fail"})
-# What the kernel prints once init rebooted it (panic=-1 and reboot -f alike).
-REBOOTED = "reboot: Restarting system"
+# libyaml's dumper and loader where python3-yaml has them (a job is ~20 KB)
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -67,9 +59,47 @@ class Artifacts:
 
     kernels: str         # "file:///abs/build" or "https://host/builds/N"
     initramfs: str       # URL of initramfs.cpio
+    kernel_override: str = ""   # one kernel image for every job (a mutant)
 
     def kernel(self, variant: str) -> str:
-        return f"{self.kernels}/kernel-{variant}/arch/x86/boot/bzImage"
+        return self.kernel_override or f"{self.kernels}/kernel-{variant}/arch/x86/boot/bzImage"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One LAVA job: a trigger, or an in-guest check program, of a suite."""
+
+    suite: Suite
+    name: str
+    check: bool
+    plan: Plan
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite.name}/{self.name}"
+
+
+def suite_jobs(suite: Suite) -> list[Job]:
+    """Every job of a suite: its triggers (tests.txt's expected text when
+    the suite checks it), then its check programs.  The whitelist audit
+    needs the kernel's DWARF, which a farm does not have: no job."""
+    golden = suite.golden()
+    jobs = []
+    for t in suite.triggers():
+        if t.skip_reason:
+            continue
+        g = golden.get(t.name)
+        if g is None:
+            raise SuiteError(f"suite [{suite.name}]: no golden file for {t.name}, "
+                             "so nothing for LAVA to check")
+        jobs.append(Job(suite, t.name, False,
+                        plan(t.name, g, t.expected_text if suite.expected_text else None)))
+    for name in suite.checks:
+        if name == AUDIT_PROGRAM:
+            continue
+        g: Golden | None = golden.get(name) or golden.get(check_golden_name(name))
+        jobs.append(Job(suite, name, True, plan(name, g, check=True)))
+    return jobs
 
 
 def job_context() -> dict[str, Any]:
@@ -86,20 +116,24 @@ class JobTimeouts:
     action_minutes: int = 2
 
 
-def job_definition(suite: Suite, trigger: str, artifacts: Artifacts,
+def job_definition(job: Job, artifacts: Artifacts,
                    timeouts: JobTimeouts = JobTimeouts()) -> dict[str, Any]:
-    spec = GuestSpec(kernel=Path("kernel"), initramfs=Path("initrd"), trigger=trigger,
-                     extra_cmdline=suite.cmdline)
+    suite = job.suite
+    spec = GuestSpec(kernel=Path("kernel"), initramfs=Path("initrd"),
+                     trigger="" if job.check else job.name,
+                     helper=job.name if job.check else "", extra_cmdline=suite.cmdline)
     return {
         "device_type": "qemu",
-        "job_name": f"usercopy-lab {suite.name} {trigger}",
+        "job_name": f"usercopy-lab {suite.name} {job.name}",
         "timeouts": {"job": {"minutes": timeouts.job_minutes},
                      "action": {"minutes": timeouts.action_minutes},
                      "connection": {"minutes": timeouts.action_minutes}},
         "priority": "medium",
         "visibility": "public",
-        "metadata": {"usercopy-lab.suite": suite.name, "usercopy-lab.trigger": trigger,
-                     "usercopy-lab.kernel": suite.kernel},
+        "metadata": {"usercopy-lab.suite": suite.name,
+                     f"usercopy-lab.{'check' if job.check else 'trigger'}": job.name,
+                     "usercopy-lab.kernel": suite.kernel,
+                     "usercopy-lab.kernel-image": artifacts.kernel(suite.kernel)},
         "context": job_context(),
         "actions": [
             {"deploy": {
@@ -119,21 +153,8 @@ def job_definition(suite: Suite, trigger: str, artifacts: Artifacts,
             }},
             {"test": {
                 "timeout": {"minutes": timeouts.action_minutes},
-                "monitors": [
-                    # LAVA's patterns are pexpect regular expressions and a
-                    # match consumes its text: the first monitor's end only
-                    # looks ahead at the END marker, which the second one's
-                    # start then consumes.
-                    {"name": "usercopy-lab-reports",
-                     "start": f"USERCOPY-LAB-START trigger={re.escape(trigger)}",
-                     "end": f"(?=USERCOPY-LAB-END trigger={re.escape(trigger)} )",
-                     "pattern": REPORT_PATTERN},
-                    {"name": "usercopy-lab-outcome",
-                     "start": f"USERCOPY-LAB-END trigger={re.escape(trigger)}",
-                     "end": REBOOTED,
-                     "pattern": r"(?P<test_case_id>outcome)=(?P<result>[\w-]+)",
-                     "fixupdict": dict(OUTCOME_RESULTS)},
-                ]}},
+                "interactive": job.plan.interactive(),
+            }},
         ],
     }
 
@@ -184,22 +205,20 @@ def device_dictionary(context: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_jobs(suites: list[Suite], artifacts: Artifacts, out: Path) -> list[Path]:
-    """One job per trigger: OUT/<suite>/<TRIGGER>.yaml."""
+    """One job per trigger and check: OUT/<suite>/<NAME>.yaml."""
     written = []
     for suite in suites:
         if suite.selftests:
             continue    # run.sh suites need the runner's own verdicts, not LAVA's
         if suite.arch != NATIVE or suite.modules:
             continue    # the jobs boot an amd64 qemu with the one shared initramfs
-        for t in suite.triggers():
-            if t.skip_reason:
-                continue
-            path = out / suite.name / f"{t.name}.yaml"
+        for job in suite_jobs(suite):
+            path = out / suite.name / f"{job.name}.yaml"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# {suite.name}/{t.name}: written by `make lava` "
+            path.write_text(f"# {job.key}: written by `make lava` "
                             f"(harness/usercopy_lab/lava_jobs.py)\n"
-                            + yaml.safe_dump(job_definition(suite, t.name, artifacts),
-                                             sort_keys=False, width=1000))
+                            + yaml.dump(job_definition(job, artifacts), Dumper=DUMPER,
+                                        sort_keys=False, width=1000))
             written.append(path)
     if written:
         device = device_dictionary(job_context())
@@ -228,12 +247,11 @@ def validate(job: Mapping[str, Any]) -> None:
         raise ValueError(f"{exc.msg} at {'/'.join(str(p) for p in exc.path)}") from None
 
 
-def console_from_lava_log(text: str) -> str:
-    """The serial console inside a LAVA job log: every "target" message,
-    one per line, in order (LAVA logs one JSON/YAML mapping per line)."""
+def log_entries(text: str) -> list[dict[str, Any]]:
+    """The entries of a LAVA job log: lava-run writes one JSON mapping per
+    line ("{...}"), the server's log view one YAML list item ("- {...}")."""
     out = []
     for num, line in enumerate(text.splitlines(), 1):
-        # lava-run writes "{...}" lines to stderr, the server "- {...}".
         line = line.removeprefix("- ")
         if not line.startswith("{"):
             continue
@@ -241,50 +259,73 @@ def console_from_lava_log(text: str) -> str:
             entry = yaml.safe_load(line)
         except yaml.YAMLError as exc:
             raise ValueError(f"line {num}: not a LAVA log entry ({exc})") from None
-        if isinstance(entry, dict) and entry.get("lvl") == "target":
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def console_from_lava_log(text: str) -> str:
+    """The serial console inside a LAVA job log: every "target" message,
+    one per line, in order."""
+    out = []
+    for entry in log_entries(text):
+        if entry.get("lvl") == "target":
             msg = entry.get("msg")
             out.append(msg if isinstance(msg, str) else str(msg))
     return "".join(m + "\n" for m in out)
 
 
+def find_job(suites: Mapping[str, Suite], suite: str, name: str) -> Job:
+    """The job of NAME (trigger or check program) in suite."""
+    [s] = pick(dict(suites), [suite])
+    for job in suite_jobs(s):
+        if job.name == name:
+            return job
+    raise SuiteError(f"suite [{suite}] has no LAVA job {name}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lava_jobs", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write", help="write one job per trigger and validate each")
+    w = sub.add_parser("write", help="write one job per trigger and check, validate each")
     w.add_argument("--out", type=Path, required=True)
     w.add_argument("--suite", action="append", help="suite (repeatable; default: all)")
     w.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     w.add_argument("--kernels", default=f"file://{(REPO / 'build').resolve()}",
                    help="URL of the build folder holding kernel-NAME/arch/x86/boot/bzImage")
+    w.add_argument("--kernel", default="",
+                   help="URL of one kernel image for every job instead (another variant, "
+                        "a mutant): the jobs still judge by the suite's golden files")
     w.add_argument("--initramfs", default=f"file://{(REPO / 'build/initramfs.cpio').resolve()}",
                    help="URL of the initramfs")
     w.add_argument("--no-validate", action="store_true")
     v = sub.add_parser("validate", help="validate job files with lava-common's schema")
     v.add_argument("jobs", type=Path, nargs="+")
-    c = sub.add_parser("console", help="the serial console of a lava-run log")
+    c = sub.add_parser("console", help="the serial console of a LAVA job log")
     c.add_argument("log", type=Path)
-    m = sub.add_parser("compare", help="our runner's verdicts against `match` on LAVA's logs")
-    m.add_argument("ours", type=Path, help="results.json of our runner")
-    m.add_argument("theirs", type=Path, help="junit.xml of `usercopy-lab match` on LAVA's logs")
-    m.add_argument("--suite", required=True)
-    m.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
+    r = sub.add_parser("replay", help="what LAVA records for a job, replayed on a console")
+    r.add_argument("--suite", required=True)
+    r.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
+    r.add_argument("name", help="trigger or check program")
+    r.add_argument("console", type=Path)
+    r.add_argument("--chunk", type=int, default=256, help="characters per read")
     args = parser.parse_args(argv)
     try:
         if args.command == "write":
             suites = load_suites(args.suites_file)
             chosen = pick(suites, args.suite or list(suites))
-            paths = write_jobs(chosen, Artifacts(args.kernels.rstrip("/"), args.initramfs),
-                               args.out)
+            paths = write_jobs(chosen, Artifacts(args.kernels.rstrip("/"), args.initramfs,
+                                                 args.kernel), args.out)
             print(f"lava: wrote {len(paths)} job definitions under {args.out}")
             return 0 if args.no_validate else _validate_files(paths)
         if args.command == "validate":
             return _validate_files(args.jobs)
-        if args.command == "compare":
-            [suite] = pick(load_suites(args.suites_file), [args.suite])
-            return _compare(args.ours, args.theirs, suite)
+        if args.command == "replay":
+            job = find_job(load_suites(args.suites_file), args.suite, args.name)
+            return _replay(job, args.console, args.chunk)
         sys.stdout.write(console_from_lava_log(args.log.read_text(errors="replace")))
         return 0
-    except (SuiteError, OSError, ValueError, KeyError, ET.ParseError) as exc:
+    except (SuiteError, OSError, ValueError, KeyError) as exc:
         print(f"lava: {exc}", file=sys.stderr)
         return 2
     except LavaUnavailable as exc:
@@ -292,27 +333,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _compare(ours_json: Path, theirs_junit: Path, suite: Suite) -> int:
-    """Trigger by trigger; the suite's in-guest checks are no LAVA jobs."""
-    ours = {t["name"]: t["verdict"] for t in json.loads(ours_json.read_text())["triggers"]
-            if t["suite"] == suite.name and t["name"] not in suite.checks}
-    theirs = {name: v for (s, name), v in read_junit_verdicts(theirs_junit).items()
-              if s == suite.name}
-    differ = 0
-    for name in sorted(ours.keys() | theirs.keys()):
-        a, b = ours.get(name, "-"), theirs.get(name, "-")
-        differ += a != b
-        print(f"{'same' if a == b else 'DIFFERENT':9}  {suite.name}/{name}: ours {a}, LAVA {b}")
-    print(f"lava: {len(ours.keys() | theirs.keys()) - differ} same, {differ} different "
-          f"(ours: {ours_json}, LAVA via match: {theirs_junit})")
-    return 1 if differ or not ours else 0
+def _replay(job: Job, console: Path, chunk: int) -> int:
+    rec = replay(job.plan, console.read_bytes().decode("utf-8", errors="replace"), chunk)
+    means = {s.name: s.means for s in job.plan.steps}
+    for r in rec.records:
+        print(f"{r.result:4}  {r.case:20}  {means[r.case]}")
+        if r.result != "pass":
+            print(f"      matched: {r.text.strip()[:160] or '(a lookahead: ' + r.pattern[:80] + ')'}")
+    v = rec.verdict(job.plan)
+    print(f"{job.key}: {v.verdict} ({v.summary})")
+    for note in job.plan.unexpressed:
+        print(f"  not checked by LAVA: {note}")
+    return 0 if v.verdict in ("PASS", "XFAIL", "SKIP") else 1
 
 
 def _validate_files(paths: list[Path]) -> int:
     bad = 0
     for path in paths:
         try:
-            validate(yaml.safe_load(path.read_text()))
+            validate(yaml.load(path.read_text(), Loader=LOADER))
         except ValueError as exc:
             print(f"lava: {path}: invalid: {exc}", file=sys.stderr)
             bad += 1

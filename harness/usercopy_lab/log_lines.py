@@ -7,8 +7,9 @@ of a kernel line ("host login: ", "** 5 printk messages dropped ** ",
 shell output before a timestamp), a syslog / journalctl prefix ("Aug 23
 10:00:01 host kernel: ", ISO dates, bare "kernel: "), /dev/kmsg records
 ("4,123,456,-;"), printk levels ("<4>"), timestamps ("[   12.345678]",
-dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg --time-format=iso), and
-PRINTK_CALLER ids ("[T123]", "[    C1]").
+dmesg -T "[Thu Dec  3 10:00:01 2020]", dmesg --time-format=iso),
+PRINTK_CALLER ids ("[T123]", "[    C1]"), and the stars a mailer puts
+around bold words ("*(kmalloc-64) (192 bytes*)").
 
 parse_line() also says whether the line carried a kernel prefix (stamped)
 and which caller id it had, so the parser can keep lines of one report
@@ -19,11 +20,15 @@ ends, control bytes and escapes removed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][A-Za-z0-9]|[=>78cDEHM])")
 # C0 controls but TAB and ESC, and DEL: binary junk in a text log
-_CONTROL = {c: None for c in (*range(0, 9), *range(10, 27), *range(28, 32), 127)}
+_CONTROL: dict[int, str | None] = {c: None for c in (*range(0, 9), *range(10, 27), *range(28, 32), 127)}
+# mailers and web pages indent with non-breaking and other Unicode spaces
+_CONTROL.update({c: " " for c in (0xa0, *range(0x2000, 0x200b), 0x202f, 0x205f, 0x3000)})
+_CONTROL.update({c: None for c in (0x200b, 0xfeff)})
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
@@ -39,11 +44,24 @@ _KMSG = re.compile(r"^\d+,\d+,\d+,[-c+][^;]*;")
 _LEVEL = re.compile(r"^<\d{1,3}>")
 _STAMP = re.compile(
     rf"^\[(?:\s*\d+\.\d+|{_DAY} {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})\]"
+    r"|^\[\](?= )"                       # timestamps cut out by hand: "[] "
     r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+[+-]\d\d:?\d\d(?= )")
 _CALLER = re.compile(r"^\[\s*([TC]\d+)\]")
-_QUOTE = re.compile(r"^(?:> ?)+")
+# mail quoting: "> ", ">> ", "> > ", " > " (some mailers indent it)
+_QUOTE = re.compile(r"^ ?(?:>(?: {1,2}(?=>)| ?))+")
 _DROPPED = re.compile(r"^\*\* \d+ printk messages dropped \*\* ?")
 _LOGIN = re.compile(r"^\S+ login: ")
+# dmesg --decode ("kern  :emerg : "), as a test harness records it after its
+# own timestamp ("2023-02-09T04:57:30.752403  kern  :emerg : ")
+_DECODED = re.compile(
+    r"^\s*(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d+\S*\s+)?"
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7])"
+    r" *:(?:emerg|alert|crit|err|warn|notice|info|debug) *: ")
+# "*...*" a mailer made of bold or emphasised words (Gmail's text part of an
+# HTML mail): the stars open after a space or "(" before a non-space and
+# close after a non-space before a space, punctuation or the line end;
+# C ("*ptr", "(u32 *)"), "**" and x86's "*pde = " are not emphasis
+_EMPHASIS = re.compile(r"(?:^|(?<=[\s(\[]))\*(?=[^\s*])([^*]*?[^\s*])\*(?=$|[\s).,;:!?\]])")
 # a printk timestamp inside a line: what precedes it was glued on
 _GLUED_STAMP = re.compile(r"(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
@@ -55,6 +73,7 @@ class LogLine:
     caller: str | None = None  # PRINTK_CALLER id: "T123" / "C1"
     width: int = 0            # characters of the physical line
     foreign: bool = False     # another program's syslog line
+    quote: int = 0            # mail quoting depth ("> " = 1, ">> " = 2)
 
 
 def parse_line(raw: str) -> LogLine:
@@ -69,24 +88,33 @@ def parse_line(raw: str) -> LogLine:
     if not line:
         return LogLine(line, width=width)
     c = line[0]
-    if c == ">":
-        line = _QUOTE.sub("", line)
+    quote = 0
+    if c == ">" or (c == " " and line[1:2] == ">"):
+        m = _QUOTE.match(line)
+        if m:
+            quote = m.group().count(">")
+            line = line[m.end():]
         c = line[:1]
     if c == "*" and (m := _DROPPED.match(line)):
         line = line[m.end():]
         c = line[:1]
-    if c not in "[<0123456789" and "] " in line:
+    decoded = False
+    if ":" in line[:64] and (m := _DECODED.match(line[:160])):
+        line = line[m.end():]
+        c = line[:1]
+        decoded = True
+    if not decoded and c not in "[<0123456789" and "] " in line:
         if m := _LOGIN.match(line):
             line = line[m.end():]
         elif (m := _GLUED_STAMP.search(line)) and m.start() > 0 and not _SYSLOG_KERNEL.match(line):
             line = line[m.start():]
-    stamped = False
+    stamped = decoded
     m = _SYSLOG_KERNEL.match(line)
     if m:
         line = line[m.end():]
         stamped = True
     elif line[:1] in "<ADFJMNOS12" and _SYSLOG_OTHER.match(line) and not _STAMP.match(line):
-        return LogLine(line, width=width, foreign=True)
+        return LogLine(line, width=width, foreign=True, quote=quote)
     if line[:1].isdigit():
         m = _KMSG.match(line)
         if m:
@@ -115,7 +143,9 @@ def parse_line(raw: str) -> LogLine:
         line = line[1:]
         if "kernel:" in line[:64] and (m := _HOST_KERNEL.match(line)):
             line = line[m.end():]
-    return LogLine(line, stamped, caller, width)
+    if "*" in line and line.count("*") < 16:
+        line = _EMPHASIS.sub(r"\1", line)
+    return LogLine(line, stamped, caller, width, quote=quote)
 
 
 def normalize(raw: str) -> str:
@@ -127,7 +157,12 @@ def normalize(raw: str) -> str:
 _KERNEL_START = re.compile(r"^(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
 
-def program_lines(lines: list[str]) -> list[str]:
+def iter_program_lines(lines: Iterable[str]) -> Iterator[str]:
+    """program_lines() one at a time."""
+    return (line for _, line in iter_program_pairs(enumerate(lines, 1)))
+
+
+def iter_program_pairs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """The console as user space wrote it, for parsers of a guest program's
     own lines ("usercopy-lab-check: ...").
 
@@ -141,23 +176,28 @@ def program_lines(lines: list[str]) -> list[str]:
     the input (plus one if the console ends inside a cut line), in order, so
     the line numbers of what a parser finds stay close to the capture's.
     Only stamped records can be recognised (printk.time=1, as the lab boots).
+    Given and giving (line number, text): a cut line's parts keep its number.
     """
-    out: list[str] = []
-    head: str | None = None       # a program's line cut by a printk record
-    for raw in lines:
+    head: tuple[int, str] | None = None   # a program's line cut by a printk record
+    for num, raw in lines:
         line = raw.rstrip("\r\n")
         if head is not None:
             if _KERNEL_START.match(line):
-                out.append(line)
+                yield num, line
                 continue
-            line, head = head + line, None
+            (num, first), head = head, None
+            line = first + line
         m = None if _KERNEL_START.match(line) or _SYSLOG_KERNEL.match(line) \
             else _GLUED_STAMP.search(line, 1)
         if m:
-            out.append(line[m.start():])
-            head = line[:m.start()]
+            yield num, line[m.start():]
+            head = num, line[:m.start()]
         else:
-            out.append(line)
+            yield num, line
     if head is not None:
-        out.append(head)
-    return out
+        yield head
+
+
+def program_lines(lines: Iterable[str]) -> list[str]:
+    """iter_program_lines() as a list."""
+    return list(iter_program_lines(lines))

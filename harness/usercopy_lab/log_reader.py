@@ -1,11 +1,15 @@
 """The one reader of log files, for run, match and triage.
 
-Lines end at "\\n" only; the "\\r" of "\\r\\n" and of QEMU's "\\r\\r\\n" belong
+Lines end at "\\n"; the "\\r" of "\\r\\n" and of QEMU's "\\r\\r\\n" belong
 to the line end, so line N here is line N of the file in any editor
 (str.splitlines() would count QEMU's line end twice and split at form
-feeds and other separators inside kernel text).
+feeds and other separators inside kernel text).  A log whose first 64 KiB
+have more lone "\\r" than "\\n" (classic Mac line ends, some terminal
+captures) is read with "\\r" as its line end (and "\\r\\n" as one end).
 
-  split_lines(data)       all lines of a captured console, decoded
+  split_lines(data)       all lines of a small console, decoded
+  iter_lines(f)           (line number, text) of every line of a stream:
+                          a console read whole without holding it whole
   open_log(path)          a binary stream, transparently decompressed
                           (gzip, xz, bz2) and refused past MAX_DECOMPRESSED
   candidate_lines(f, ...) the lines of a stream that need looking at:
@@ -13,6 +17,13 @@ feeds and other separators inside kernel text).
                           only lines with a trigger substring, found in
                           1 MiB chunks at C speed (bytes.find); lines
                           longer than MAX_LINE are read in MAX_LINE pieces
+
+Bounds: a stream whose first 64 KiB look binary and open no report is
+refused after its first chunk (so /dev/zero, /dev/urandom and an endless
+binary pipe end at once); a plain stream is read up to max_input bytes
+(ScanStats.cut_at: the rest is ignored, with a warning); a compressed
+one that ends early (a cut download) keeps what was whole before the cut
+(ScanStats.truncated), as zcat does.
 """
 from __future__ import annotations
 
@@ -29,14 +40,29 @@ from typing import BinaryIO
 MAX_LINE = 64 * 1024                  # bytes looked at in one piece of a line
 CHUNK = 1 << 20                       # bytes read at a time
 MAX_DECOMPRESSED = 1 << 30            # bytes a compressed log may expand to
+MAX_INPUT = 16 << 30                  # bytes read of one log (an endless pipe stops there)
+SAMPLE = 64 * 1024                    # bytes the binary and line-end checks look at
 
 
 class LogFormatError(ValueError):
     """The input is not a readable text log (binary, a decompression bomb)."""
 
 
+def cr_line_ends(sample: bytes) -> bool:
+    """True when sample ends its lines with a lone "\\r" (more of them
+    than "\\n"; QEMU's "\\r\\r\\n" has one lone "\\r" per "\\n")."""
+    lone = sample.count(b"\r") - sample.count(b"\r\n")
+    return lone > sample.count(b"\n")
+
+
+def _cr_to_lf(data: bytes) -> bytes:
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
 def split_lines(data: bytes) -> list[str]:
     """The lines of a whole log, without their line ends."""
+    if cr_line_ends(data[:SAMPLE]):
+        data = _cr_to_lf(data)
     lines = data.decode("utf-8", "replace").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -52,10 +78,25 @@ class _Bounded:
         self._left = limit
         self._limit = limit
         self._what = what
+        self.truncated: str | None = None    # why the data ended early
 
     def read(self, size: int = -1) -> bytes:
-        want = CHUNK if size is None or size < 0 else size
-        data = self._inner.read(min(want, self._left + 1))
+        """Up to size bytes (CHUNK if not given), in decompression steps
+        (read1), so what was whole before a cut is returned, not lost with
+        the cut's EOFError; after the cut, b"" (truncated says why)."""
+        want = min(CHUNK if size is None or size < 0 else size, self._left + 1)
+        parts, got = [], 0
+        while got < want and self.truncated is None:
+            try:
+                piece = self._inner.read1(want - got)  # type: ignore[attr-defined]
+            except EOFError:
+                self.truncated = f"{self._what} data ends early (a cut file?)"
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        data = b"".join(parts)
         self._left -= len(data)
         if self._left < 0:
             raise LogFormatError(
@@ -135,22 +176,59 @@ class ScanStats:
     first_long_line: int = 0
     last_long_line: int = 0
     binary_start: bool = False        # the first 64 KiB look binary
+    cr_ends: bool = False             # lines end with a lone "\r"
+    reports: int = 0                  # reports found so far (iter_stream counts)
+    truncated: str | None = None      # a compressed stream that ended early: why
+    cut_at: int = 0                   # reading stopped after this many bytes (max_input)
 
 
-def candidate_lines(f: BinaryIO, triggers: tuple[bytes, ...], busy: Callable[[], bool],
-                    stats: ScanStats, chunk_size: int = CHUNK) -> Iterator[tuple[int, bytes]]:
-    """(line number, raw line or MAX_LINE piece of one) for every line that
-    holds a trigger, and for every line while busy() says so."""
-    carry = b""
+def _chunks(f: BinaryIO, stats: ScanStats, chunk_size: int,
+            max_input: int) -> Iterator[bytes]:
+    """f's data in chunks, "\\n"-ended lines (lone "\\r" ends turned into
+    "\\n" when the start of f uses them), at most max_input bytes."""
     first = True
+    cr_held = b""
     while True:
-        chunk = f.read(chunk_size)
+        if stats.bytes >= max_input:
+            if f.read(1):
+                stats.cut_at = stats.bytes
+            break
+        chunk = f.read(min(chunk_size, max_input - stats.bytes))
         if not chunk:
             break
         stats.bytes += len(chunk)
         if first:
             first = False
-            stats.binary_start = looks_binary(chunk[:65536])
+            # a decompressor's first step may be small: look at 64 KiB
+            while len(chunk) < SAMPLE and stats.bytes < max_input:
+                more = f.read(min(SAMPLE, max_input - stats.bytes))
+                if not more:
+                    break
+                stats.bytes += len(more)
+                chunk += more
+            stats.binary_start = looks_binary(chunk[:SAMPLE])
+            stats.cr_ends = cr_line_ends(chunk[:SAMPLE])
+        if stats.cr_ends:
+            chunk = cr_held + chunk
+            cr_held = b"\r" if chunk.endswith(b"\r") else b""
+            chunk = _cr_to_lf(chunk[:len(chunk) - len(cr_held)])
+        yield chunk
+    if cr_held:
+        yield b"\n"
+    stats.truncated = getattr(f, "truncated", None)
+
+
+def candidate_lines(f: BinaryIO, triggers: tuple[bytes, ...], busy: Callable[[], bool],
+                    stats: ScanStats, chunk_size: int = CHUNK,
+                    give_up: Callable[[], bool] | None = None,
+                    max_input: int = MAX_INPUT) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line or MAX_LINE piece of one) for every line that
+    holds a trigger, and for every line while busy() says so.  After the
+    first chunk, give_up() True (binary data without a report) raises
+    LogFormatError instead of reading on."""
+    carry = b""
+    first = True
+    for chunk in _chunks(f, stats, chunk_size, max_input):
         buf = carry + chunk if carry else chunk
         last = buf.rfind(b"\n")
         if last < 0:
@@ -164,6 +242,10 @@ def candidate_lines(f: BinaryIO, triggers: tuple[bytes, ...], busy: Callable[[],
             yield from _long_pieces(carry[:cut], stats.lines + 1, triggers, busy, stats)
             _note_long(stats, stats.lines + 1)
             carry = carry[cut:]
+        if first:
+            first = False
+            if give_up is not None and give_up():
+                raise LogFormatError("binary data, not a text log")
     if carry:
         stats.lines += 1
         if len(carry) > MAX_LINE:
@@ -237,3 +319,41 @@ def _scan_long(buf: bytes, pos: int, end: int, stats: ScanStats) -> None:
         _note_long(stats, base + buf.count(b"\n", pos, p) + 1)
         nl = buf.find(b"\n", p, end)
         p = end if nl < 0 else nl + 1
+
+
+def iter_lines(f: BinaryIO, stats: ScanStats | None = None,
+               max_input: int = MAX_INPUT) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line of f, decoded, without its line
+    end; a line longer than MAX_LINE comes as MAX_LINE pieces with the same
+    number.  Memory: one chunk, whatever the size of f."""
+    stats = stats if stats is not None else ScanStats()
+    for lineno, raw in candidate_lines(f, (), lambda: True, stats, max_input=max_input):
+        yield lineno, raw.decode("utf-8", "replace").rstrip("\r")
+
+
+class Prefixed:
+    """A stream that gives head first, then the rest of f (a pipe read
+    once: its first bytes were looked at to decide what it is)."""
+
+    def __init__(self, head: bytes, f: BinaryIO) -> None:
+        self._head = head
+        self._f = f
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            out, self._head = (self._head, b"") if size < 0 or size >= len(self._head) \
+                else (self._head[:size], self._head[size:])
+            return out
+        return self._f.read(size)
+
+
+def read_head(f: BinaryIO, size: int = SAMPLE) -> bytes:
+    """Up to size bytes of f (more than one read of a decompressor or pipe)."""
+    parts, got = [], 0
+    while got < size:
+        data = f.read(size - got)
+        if not data:
+            break
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts)

@@ -39,12 +39,13 @@ from typing import BinaryIO
 
 from .frames import parse_frame
 from .log_lines import LogLine, parse_line
-from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_LINE, LogFormatError, ScanStats,
+from .qp_lines import QuotedPrintable
+from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
 from .report_analysis import RawReport, analyze, is_plumbing
-from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, NEW_TRACE, ROOT_FRAME,
-                             TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS, Group, header_group,
-                             may_matter)
+from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
+                             ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
+                             Group, header_group, may_matter)
 from .report_model import Report
 from .report_naming import make_signature
 
@@ -57,6 +58,8 @@ MAX_HEADER_LINES = 300        # unrelated lines before a call trace
 MAX_UNKNOWN_RUN = 50          # unrelated lines in a row inside a trace
 WRAP_WIDTH = 70               # a line this long may have been wrapped
 MAX_GAP = 500                 # lines of other contexts before a quiet report ends
+MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
+MAX_DETACHED = 500            # lines an opener waits for its body (Group.body_after)
 
 _TRIGGERS_B = tuple(t.encode() for t in TRIGGERS)
 _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
@@ -68,6 +71,8 @@ _LKDTM_BAD_ADDRESS = re.compile(
 # a kernel message cannot end with these words; a line that does was wrapped
 _OPEN_WORD = re.compile(r"\b(?:at|from|to|in|of|for|on|by|with)$")
 _DIE = re.compile(r"\[#\d+\]")
+# a kernel message that starts with its subsystem or device prefix
+_PREFIXED = re.compile(r"[A-Za-z][\w.-]*(?: [\w.:-]+)?: \S")
 
 
 @dataclass
@@ -80,6 +85,11 @@ class _Open:
     unknown: int = 0
     traceback: bool = False       # "Sending NMI from CPU": [C..] lines belong
     width: int = 0                # physical width of the last line taken
+    quote: int = 0                # its mail quoting depth
+    cut: bool = False             # it is a header broken before its end
+    traced: bool = False          # a frame or trace line was taken
+    seq: int = 0                  # how many reports were opened before it
+    inline_head: bool = False     # only symbolizer copies of a header so far
     last_phys: int = 0            # its line number
     complete: bool = False        # the current call trace reached its end
     after_trace: int = 0          # unrelated lines since the last trace line
@@ -100,10 +110,15 @@ class _Segmenter:
     # keeps reading that task's lines for its syzkaller title, as
     # syzkaller does; it is held until the task's reports end.
     held: dict[str, list[_Open]] = field(default_factory=dict)
+    # Openers interrupted before their body (Group.body_after), per context.
+    detached: dict[str, _Open] = field(default_factory=dict)
+    # a mail body stored quoted-printable: soft breaks joined, escapes decoded
+    qp: QuotedPrintable = field(default_factory=QuotedPrintable)
+    opened: int = 0               # reports opened so far
 
     @property
     def busy(self) -> bool:
-        return bool(self.open)
+        return bool(self.open) or self.qp.pending
 
     def _replayed(self, lineno: int) -> bool:
         """A header line the kernel is about to print again in full: the
@@ -116,6 +131,11 @@ class _Segmenter:
         return True
 
     def feed(self, lineno: int, raw: str) -> None:
+        logical = self.qp.feed(lineno, raw)
+        if logical is not None:
+            self._feed(*logical)
+
+    def _feed(self, lineno: int, raw: str) -> None:
         ll = parse_line(raw)
         text = ll.text
         if len(text) > MAX_KEPT_LINE:
@@ -132,30 +152,67 @@ class _Segmenter:
         if len(self.open) > 1 or (self.open and not self.last):
             for quiet in [o for o in self.open.values() if lineno - o.last_phys > MAX_GAP]:
                 self._close(quiet)
+        if self.detached:
+            for ctx, det in list(self.detached.items()):
+                if lineno - det.last_phys > MAX_DETACHED:
+                    del self.detached[ctx]
+                    self._finish(det)
         last, self.last = self.last, None
         if last is not None and self._continues_line(last, lineno, ll):
             prev = last.raw.lines[-1]
-            glue = " " if not prev.endswith(" ") and _OPEN_WORD.search(prev) else ""
+            if prev.endswith("  "):
+                prev = prev[:-1]        # format=flowed; DelSp=yes added one
+            if last.cut:
+                text = text.lstrip()
+            # a mailer wraps between words (the space is gone), a tracker at
+            # a fixed width, maybe inside a word: a broken header takes the
+            # join its group's formats read, else the width decides
+            glue = " " if not prev.endswith(" ") and (
+                (last.cut and last.width < WRAP_WIDTH) or _OPEN_WORD.search(prev)
+                or SOURCE_TAIL.match(text)) else ""
+            if last.cut and not prev.endswith(" "):
+                glue = _cut_glue(prev, text, glue)
             last.raw.lines[-1] = (prev + glue + text)[:MAX_KEPT_LINE]
             last.raw.end_line = last.last_phys = lineno
             last.width = ll.width
+            last.cut = _is_cut(last.raw.lines[-1])
+            last.inline_head = len(last.raw.lines) <= MAX_INLINE_COPIES and all(
+                INLINE_COPY.search(t) for t in last.raw.lines)
             self.last = last
             return
         group = None if ll.foreign else header_group(text)
-        ctx = ll.caller or ("k" if ll.stamped else "-")
+        ctx = _context(ll)
         cur = self.open.get(ctx)
         if cur is None and ll.caller and ll.caller[0] == "C":
             cur = next((o for o in self.open.values() if o.traceback), None)
         if group is not None:
+            det = self.detached.get(ctx)
+            if det is not None and _carries_on(det, text):
+                # the body of an opener another report interrupted
+                if cur is not None:
+                    self._close(cur, interrupted=True)
+                del self.detached[ctx]
+                det.phase, det.unknown, det.after_trace = "header", 0, 0
+                self.open[ctx] = det
+                self._take(det, lineno, text, ll, group)
+                return
             if cur is not None and self._continues_report(cur, text, group):
                 if group.syz:
                     cur.merged = True
                 if "Kernel panic" in text and cur.phase == "ended":
                     cur.phase = "trace"
-                self._take(cur, lineno, text, ll)
+                self._take(cur, lineno, text, ll, group)
                 return
             if cur is not None:
                 self._close(cur, interrupted=True, hold=ctx == ll.caller)
+            elif (msg := self._message_apart(ctx, text, group, ll)) is not None:
+                # the message of the crash this header reports, printed in
+                # a neighbouring context: it moves here and takes the body
+                del self.open[msg.ctx]
+                msg.ctx, msg.merged = ctx, True
+                self.open[ctx] = msg
+                self._take(msg, lineno, text, ll, group)
+                return
             self._open(ctx, lineno, text, ll, group)
             return
         if cur is None:
@@ -169,34 +226,88 @@ class _Segmenter:
         self._take(cur, lineno, text, ll)
 
     def _continues_line(self, last: _Open, lineno: int, ll: LogLine) -> bool:
-        if (ll.stamped or ll.foreign or ll.caller or not ll.text or not last.raw.stamped
-                or last.last_phys != lineno - 1 or self.open.get(last.ctx) is not last):
+        if (ll.foreign or not ll.text.strip() or last.last_phys != lineno - 1
+                or self.open.get(last.ctx) is not last):
             return False
+        if last.cut:
+            # a header broken before its end (by a mailer, or printed in
+            # pieces): the next line of its context completes it, indented
+            # (a commit message) or not, even where a mailer's wrap lost the
+            # quote marks of the rest
+            return ((_context(ll) == last.ctx or not (ll.stamped or ll.caller))
+                    and ll.quote <= last.quote and not _starts_kernel_line(ll.text.lstrip()))
+        if ll.quote != last.quote:
+            return False
+        if ll.stamped or ll.caller:
+            return False
+        if SOURCE_TAIL.match(ll.text):
+            return True
         prev = last.raw.lines[-1]
-        return prev.endswith(" ") or last.width >= WRAP_WIDTH or bool(_OPEN_WORD.search(prev))
+        if last.raw.stamped:
+            # an unstamped line after a stamped one: wrapped by a mailer or tracker
+            return prev.endswith(" ") or last.width >= WRAP_WIDTH or bool(_OPEN_WORD.search(prev))
+        # No stamps (a mail): format=flowed's soft break ends a line with a
+        # space (the kernel's own lines can too, but then a kernel line
+        # follows); a hard wrap before a word no kernel message ends with.
+        return ((prev.endswith(" ") or bool(_OPEN_WORD.search(prev)))
+                and not _starts_kernel_line(ll.text))
 
     def _continues_report(self, cur: _Open, text: str, group: Group) -> bool:
         if any(c.search(text) for c in CONTINUES):
+            # a die line continues what it dies of, not a report that ended
+            return cur.phase != "ended" or "Kernel panic" in text
+        if cur.inline_head and cur.raw.lines and header_group(cur.raw.lines[0]) is group:
+            return True
+        if (group.joins is not None and cur.phase == "header" and cur.raw.lines
+                and group.joins.search(cur.raw.lines[0])):
             return True
         if group.header == "Oops":
             return cur.phase == "header"
         return cur.prelude and not cur.merged and cur.phase == "header" and group.syz
 
+    def _message_apart(self, ctx: str, text: str, group: Group, ll: LogLine) -> _Open | None:
+        """The open message (a header-only report of a group whose joins
+        pattern this header matches: the usercopy message before "kernel
+        BUG at mm/usercopy.c") in a neighbouring context, when no report
+        was opened after it: unstamped where this line is stamped or the
+        other way round (a message pasted without its timestamp), or one
+        mail quoting depth apart (a reply that quotes the message and,
+        quoted deeper, the report it came with)."""
+        if ll.caller or not group.syz:
+            return None
+        for o in self.open.values():
+            if (o.seq != self.opened or o.phase != "header" or o.traced or not o.prelude
+                    or o.merged or not o.raw.lines or o.ctx.startswith(("T", "C"))):
+                continue
+            og = header_group(o.raw.lines[0])
+            if og is None or og.joins is None or not og.joins.search(text):
+                continue
+            if abs(o.ctx.count(">") - ll.quote) <= 1 and o.ctx != ctx:
+                return o
+        return None
+
     def _open(self, ctx: str, lineno: int, text: str, ll: LogLine, group: Group) -> None:
         raw = RawReport(self.file, lineno, lineno, [], stamped=ll.stamped or bool(ll.caller),
                         kernel=self.version, lkdtm_address=self.lkdtm_address,
                         secondary=self.died)
-        cur = _Open(ctx, raw, prelude=not group.syz)
+        self.opened += 1
+        cur = _Open(ctx, raw, prelude=not group.syz, inline_head=bool(INLINE_COPY.search(text)),
+                    seq=self.opened)
         self.open[ctx] = cur
-        self._take(cur, lineno, text, ll)
+        self._take(cur, lineno, text, ll, group)
 
-    def _take(self, cur: _Open, lineno: int, text: str, ll: LogLine) -> None:
+    def _take(self, cur: _Open, lineno: int, text: str, ll: LogLine,
+              group: Group | None = None) -> None:
         for held in self.held.get(cur.ctx, ()):
             if len(held.raw.syz_extra) < MAX_REPORT_LINES:
                 held.raw.syz_extra.append(text[:MAX_KEPT_LINE])
         cur.raw.lines.append(text[:MAX_KEPT_LINE])
         cur.raw.end_line = cur.last_phys = lineno
         cur.width = ll.width
+        cur.cut = group is not None and any(p.search(text) for p in group.cut)
+        cur.quote = ll.quote
+        if cur.inline_head and len(cur.raw.lines) > 1 and not INLINE_COPY.search(text):
+            cur.inline_head = False
         self.last = cur
         if "[#" in text and _DIE.search(text):
             self.died = True
@@ -215,6 +326,7 @@ class _Segmenter:
             cur.traceback = True
         frame = parse_frame(text)
         if frame is not None or TRACE_LINE.match(s):
+            cur.traced = True
             if cur.phase == "header":
                 cur.phase = "trace"
             if NEW_TRACE.match(s):
@@ -249,6 +361,11 @@ class _Segmenter:
         cur.raw.cut = cur.phase == "trace" and not cur.complete and (
             interrupted or cur.after_trace > 0)
         cur.raw.ended = cur.phase == "ended"
+        if interrupted and not cur.traced and cur.ctx not in self.detached:
+            group = header_group(cur.raw.lines[0]) if cur.raw.lines else None
+            if group is not None and group.body_after:
+                self.detached[cur.ctx] = cur
+                return
         if hold:
             self.held.setdefault(cur.ctx, []).append(cur)
             return
@@ -256,9 +373,17 @@ class _Segmenter:
             self.closed.append(analyze(held.raw))
         self.closed.append(analyze(cur.raw))
 
+    def _finish(self, cur: _Open) -> None:
+        """A detached opener whose body never came: a report of its own."""
+        self.closed.append(analyze(cur.raw))
+
     def close_all(self) -> None:
+        if (logical := self.qp.flush()) is not None:
+            self._feed(*logical)
         for cur in sorted(self.open.values(), key=lambda o: o.raw.line):
             self._close(cur)
+        for ctx in list(self.detached):
+            self._finish(self.detached.pop(ctx))
         for ctx in list(self.held):
             for held in self.held.pop(ctx):
                 self.closed.append(analyze(held.raw))
@@ -268,13 +393,67 @@ class _Segmenter:
         if not self.closed:
             return []
         first_open = min([o.raw.line for o in self.open.values()]
-                         + [h.raw.line for hs in self.held.values() for h in hs], default=None)
+                         + [h.raw.line for hs in self.held.values() for h in hs]
+                         + [d.raw.line for d in self.detached.values()], default=None)
         out = sorted((r for r in self.closed if first_open is None or r.line < first_open),
                      key=lambda r: r.line)
         if out:
             taken = {id(r) for r in out}
             self.closed = [r for r in self.closed if id(r) not in taken]
         return out
+
+
+def _cut_glue(prev: str, text: str, default: str) -> str:
+    """"" or " " between a broken header and its rest.  Only a break inside
+    a word (letters or digits on both sides) can do without a space; there
+    the width's guess stands unless only the other join lets a format of
+    the header's group read the line ("detected" + "from")."""
+    if not (prev[-1:].isalnum() and text[:1].isalnum()):
+        return " "
+    group = header_group(prev)
+    if group is None:
+        return default
+    other = "" if default else " "
+
+    def reads(glue: str) -> bool:
+        joined = prev + glue + text
+        return any(f.title[0].groups and f.title[0].search(joined) for f in group.formats)
+
+    return other if not reads(default) and reads(other) else default
+
+
+def _carries_on(opener: _Open, text: str) -> bool:
+    group = header_group(opener.raw.lines[0]) if opener.raw.lines else None
+    return group is not None and any(p.search(text) for p in group.body_after)
+
+
+def _context(ll: LogLine) -> str:
+    """Which open report a line may belong to: its caller id, else kernel
+    line or other output; mail quoting depth is a context of its own, so a
+    replier's lines between quoted ones do not break a quoted report up."""
+    return (ll.caller or ("k" if ll.stamped else "-")) + ">" * ll.quote
+
+
+def _is_cut(text: str) -> bool:
+    group = header_group(text)
+    return group is not None and any(p.search(text) for p in group.cut)
+
+
+def _starts_kernel_line(text: str) -> bool:
+    """Whether text reads as a line of its own in a report (indented
+    frame, header, register, trace or end line), not as the rest of the
+    line before it."""
+    if text[:1].isspace() or text.startswith("---") or BANNER.match(text) is not None:
+        return True
+    if _PREFIXED.match(text):
+        return True                 # "KASAN: ...", "rcu: ...", "usb 1-1: ..."
+    if TAIL_LINE.match(text) is not None or TRACE_LINE.match(text) is not None:
+        return True
+    # a frame is indented or starts with its address ("[<...>]", "[c...]"):
+    # "func+0x1/0x2" at the start of a line is the rest of a broken header
+    if text[:1] in "[(" and parse_frame(text) is not None:
+        return True
+    return header_group(text) is not None
 
 
 def _window(text: str) -> str:
@@ -295,8 +474,13 @@ def _pieces(raw: str) -> Iterator[str]:
 
 def iter_reports(lines: Iterable[str], file: str = "<input>") -> Iterator[Report]:
     """Reports in lines (text, with or without line ends), in order."""
+    return iter_numbered(enumerate(lines, 1), file)
+
+
+def iter_numbered(lines: Iterable[tuple[int, str]], file: str = "<input>") -> Iterator[Report]:
+    """Reports in (line number, text) pairs (log_reader.iter_lines), in order."""
     seg = _Segmenter(file)
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in lines:
         for raw in _pieces(line):
             if not seg.busy and not any(t in raw for t in TRIGGERS):
                 continue
@@ -308,37 +492,45 @@ def iter_reports(lines: Iterable[str], file: str = "<input>") -> Iterator[Report
 
 
 def iter_stream(f: BinaryIO, name: str = "<input>", stats: ScanStats | None = None,
-                chunk_size: int | None = None) -> Iterator[Report]:
+                chunk_size: int | None = None, max_input: int = MAX_INPUT,
+                refuse_binary: bool = True) -> Iterator[Report]:
     """Reports of a binary stream.  Raises LogFormatError when the input
-    is binary data without any report, or when decompression is refused."""
+    is binary data without any report (after its first chunk when that
+    opened none: /dev/zero ends at once; not if refuse_binary is False, as
+    for a console whose garbage is itself the finding), or when
+    decompression is refused."""
     stats = stats if stats is not None else ScanStats()
     seg = _Segmenter(name)
-    found = 0
-    lines = candidate_lines(f, _TRIGGERS_B, lambda: bool(seg.open), stats,
-                            chunk_size or CHUNK)
+
+    def binary_without_reports() -> bool:
+        return refuse_binary and stats.binary_start and not stats.reports and not seg.busy
+
+    lines = candidate_lines(f, _TRIGGERS_B, lambda: seg.busy, stats,
+                            chunk_size or CHUNK, binary_without_reports, max_input)
     for lineno, raw in lines:
-        if not seg.open and not may_matter(raw):
+        if not seg.busy and not may_matter(raw):
             continue
         seg.feed(lineno, raw.decode("utf-8", "replace"))
         if seg.closed:
             for rep in seg.ready():
-                found += 1
+                stats.reports += 1
                 yield rep
     seg.close_all()
     for rep in seg.ready():
-        found += 1
+        stats.reports += 1
         yield rep
-    if stats.binary_start and not found:
+    if binary_without_reports():
         raise LogFormatError("binary data, not a text log")
 
 
 def iter_file(path: str | Path, stats: ScanStats | None = None, name: str | None = None,
               max_decompressed: int = MAX_DECOMPRESSED,
-              chunk_size: int | None = None) -> Iterator[Report]:
+              chunk_size: int | None = None, max_input: int = MAX_INPUT) -> Iterator[Report]:
     """Reports of one log file (plain, .gz, .xz, .bz2), streaming; raises
     LogFormatError on binary input and OSError when it cannot be read."""
     with open_log(path, max_decompressed) as f:
-        yield from iter_stream(f, name if name is not None else str(path), stats, chunk_size)
+        yield from iter_stream(f, name if name is not None else str(path), stats, chunk_size,
+                               max_input)
 
 
 def parse_file(path: str | Path) -> list[Report]:

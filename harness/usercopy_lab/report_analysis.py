@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 
 from .frames import Frame, parse_frame, rip_func, strip_suffix
 from .report_formats import (CALL_TRACE, CORRUPTED_LINES, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
-                             GROUPS, HANG_ANCHORS, HANG_SKIP, INTERRUPT, MACHINERY, QUESTIONABLE,
+                             GROUPS, HANG_ANCHORS, HANG_SKIP, INLINE_COPY, INTERRUPT, MACHINERY,
+                             QUESTIONABLE,
                              REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
                              SKIP, STACK_START, STALL_ANCHORS, TO_USER, TRACE_END, TRACE_HEADING,
                              STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
+from .report_formats import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
 from .report_model import Report
 from .report_naming import make_signature, make_title, syz_normalize
 
@@ -42,6 +44,8 @@ _OBJ_CACHE = re.compile(r"(.*?) '(.*)'$")
 _KBUG = re.compile(r"kernel BUG at (\S+?):(\d+)!?")
 _WARN_SITE = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ )?at (\S+?):(\d+) ?(\S*)")
 _WARN_BARE = re.compile(r"WARNING: CPU: \d+ PID: \d+ at\s*$")
+# newer kernels: "WARNING: [cond] FILE:LINE at FUNC+0x1/0x2, CPU#N: comm/pid"
+_WARN_NEW = re.compile(r"WARNING: (?:\[.*?\] )?(\S+?\.\w+):(\d+) at ([\w.]+)")
 _SITE_CONT = re.compile(r"\s*(\S+?):(\d+) (\S+)")
 _FUNC_CONT = re.compile(r"\s+([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+\(\)\s*$")
 _KASAN = re.compile(r"BUG: KASAN: (\S+) in (\S+)")
@@ -50,6 +54,7 @@ _KASAN_CACHE = re.compile(r"which belongs to the cache (\S+)")
 _PANIC = re.compile(r"Kernel panic - not syncing:? ?(.*)")
 _TAINT = re.compile(r"\b(?:Not tainted|Tainted:[A-Z ]*?)\s+(\d+\.\d+\S*)(?:\s+(#\d+))?")
 _DIE = re.compile(r"\[#(\d+)\]")
+ELISION = re.compile(r"\s*(?:\.\.\.|\[\.\.\.\]|\.\.\.\s*snip.*|<snip>)\s*$")
 
 
 def is_plumbing(func: str) -> bool:
@@ -79,6 +84,7 @@ class SyzResult:
     corrupted: bool = False
     frame: str | None = None            # raw name of the blamed frame
     frames_only: bool = False           # corrupted only for want of frames
+    alt: list[str] = field(default_factory=list)   # syzkaller's alternative titles
     fmt: Format | None = None
     group: Group | None = None
     header_line: int = -1               # index in the report's lines
@@ -237,7 +243,11 @@ def _stack_frames(stack: Stack, parts: tuple[object, ...],
                     ok = False
                     break
                 if any(s.search(text) for s in STACK_START):
-                    break
+                    # riscv's register dump ends with the status line and
+                    # its frames follow without a heading: no end yet
+                    if raw or not RISCV_STACK_START.search(text):
+                        break
+                    continue
                 if pi + 1 < len(parts):
                     m = parts[pi + 1].search(text)  # type: ignore[union-attr]
                     if m:
@@ -266,6 +276,22 @@ def _format_title(template: str, args: list[str]) -> str:
     return template.format("", *args) if template else ""
 
 
+def _alt_titles(fmt: Format, args: list[str], frames: list[tuple[str, str]]) -> list[str]:
+    """syzkaller's alternative titles: the format's alternatives, and the
+    title and those with the blamed frames as printed and with each one
+    syscall prefix stripped (a bug first seen under an older stripping
+    rule keeps that title, and syzbot still finds it by these)."""
+    canonical = [c for c, _ in frames]
+    out = [_format_title(a, args + canonical) for a in fmt.alt]
+    for prefix in ("",) + STRIP_PREFIXES:
+        trimmed = [r[len(prefix):] if prefix and r.startswith(prefix) else r for _, r in frames]
+        if prefix and trimmed == [r for _, r in frames]:
+            continue
+        for template in (fmt.syz,) + fmt.alt:
+            out.append(_format_title(template, args + trimmed))
+    return out
+
+
 def syz_lines(lines: list[str], stamped: bool) -> list[str]:
     """The report text syzkaller reads: questionable frames and lock
     debugging notes dropped, and a panic (or a lockdep splat) that comes
@@ -290,12 +316,14 @@ def syz_lines(lines: list[str], stamped: bool) -> list[str]:
     return out
 
 
-def syz_describe(lines: list[str], stamped: bool) -> SyzResult:
-    """syzkaller's title and corruption verdict for a report's lines."""
+def syz_describe(lines: list[str], stamped: bool, only: Group | None = None) -> SyzResult:
+    """syzkaller's title and corruption verdict for a report's lines (only:
+    read them as a report of this group, even one syzkaller does not know)."""
+    lines = [t for t in lines if not INLINE_COPY.search(t)]
     start, group = -1, None
     for i, text in enumerate(lines):
         g = header_group(text)
-        if g is not None and g.syz:
+        if g is not None and (g.syz or g is only):
             start, group = i, g
             break
     if group is None:
@@ -332,6 +360,7 @@ def syz_describe(lines: list[str], stamped: bool) -> SyzResult:
             if not ok:
                 reason = "no frames"
         desc = _format_title(fmt.syz, args + [c for c, _ in frames])
+        res.alt = _alt_titles(fmt, args, frames)
         res.fmt = fmt
         res.frame = next((r for c, r in frames if c != "corrupted"), None)
     if not desc:
@@ -346,6 +375,7 @@ def syz_describe(lines: list[str], stamped: bool) -> SyzResult:
     elif res.fmt is not None and res.fmt.corrupted and not reason:
         reason = "format is corrupted"
     res.title = syz_normalize(desc)
+    res.alt = [a for a in dict.fromkeys(syz_normalize(t) for t in res.alt) if a != res.title]
     if not reason:
         reason = _syz_corrupted(res.title, text, res.fmt)
     res.corrupted = bool(reason)
@@ -411,6 +441,14 @@ def _usercopy(lines: list[str]) -> _Usercopy | None:
     return None
 
 
+def _cut_direction(lines: list[str]) -> str | None:
+    """The direction a usercopy message cut before its object still names."""
+    for text in lines[:12]:
+        if "attempt detected" in text and (m := CUT_DIRECTION.search(text[:MAX_TEXT])):
+            return m.group(1)
+    return None
+
+
 def _split_object(text: str) -> tuple[str, str | None]:
     """("SLUB object", "kmalloc-64") from "SLUB object 'kmalloc-64'".
 
@@ -443,7 +481,10 @@ def main_frames(lines: list[str]) -> list[Frame]:
             segments, dropped, taken, in_trace, headed = [[]], [], False, True, True
             frozen = False
             continue
-        if taken and TRACE_END.match(text):
+        # right after an exception path's RIP line its code and registers
+        # come before the rest of the frames (panic_on_warn on x86)
+        if taken and TRACE_END.match(text) and not (dropped and dropped[-1] and not segments[-1]
+                                                   and text.startswith("Code: ")):
             if headed:
                 break
             frozen = True           # unless a heading follows, these are all
@@ -464,7 +505,9 @@ def main_frames(lines: list[str]) -> list[Frame]:
 
 
 def _first_guilty(frames: list[str]) -> str | None:
-    return next((f for f in frames if not is_plumbing(f)), None)
+    # frames above the usercopy checks are the reporting path, not callers
+    start = next((i for i, f in enumerate(frames) if CHECK_FRAME.fullmatch(f)), 0)
+    return next((f for f in frames[start:] if not is_plumbing(f)), None)
 
 
 def _infer_direction(frames: list[str]) -> str | None:
@@ -502,7 +545,10 @@ def _details(lines: list[str]) -> _Details:
                 d.bug_site = f"{m.group(1)}:{m.group(2)}"
             elif "WARNING:" in s:
                 m = _WARN_SITE.search(s)
-                if m:
+                if not m and (m2 := _WARN_NEW.search(s)):
+                    d.bug_site = f"{m2.group(1)}:{m2.group(2)}"
+                    d.warn_func = strip_suffix(m2.group(3)) or None
+                elif m:
                     d.bug_site = f"{m.group(1)}:{m.group(2)}"
                     d.warn_func = strip_suffix(m.group(3).split("+", 1)[0].strip("()")) or None
                     if d.warn_func is None and i + 1 < len(lines) and (
@@ -561,7 +607,7 @@ def analyze(raw: RawReport) -> Report:
     if rep.kind.startswith("usercopy"):
         rep.guilty_frame = _first_guilty(rep.frames)
         if rep.direction is None:
-            rep.direction = _infer_direction(rep.frames)
+            rep.direction = _cut_direction(lines) or _infer_direction(rep.frames)
     elif syz.frame:
         rep.guilty_frame = strip_suffix(syz.frame)
     elif rep.kind == "warning" and d.warn_func and not is_plumbing(d.warn_func):
@@ -575,10 +621,17 @@ def analyze(raw: RawReport) -> Report:
     detail = d.kasan_type if rep.kind == "kasan" else d.panic_msg if rep.kind == "panic" else ""
     rep.title = make_title(rep, head, detail or "")
     rep.syz_title = syz.title
+    rep.syz_alt = syz.alt
+    if opener is _UC_GROUP and (syz.group is None or syz.group.header == "Kernel panic"):
+        # the BUG/WARNING line was cut off (the panic it caused is all
+        # that follows): the title the whole report has
+        syz = syz_describe(lines, raw.stamped, only=_UC_GROUP)
+        rep.syz_title, rep.syz_alt = syz.title, syz.alt
     rep.signature = make_signature(rep)
     # Truncated: the report cannot say what it is.  Its header lost its
     # details (syzkaller: corrupted), its call trace was cut where other
-    # output goes on, a usercopy report lacks its message, or neither
+    # output goes on, a usercopy report lacks its message or a frame to
+    # blame (an empty "Call Trace:" is not a whole trace), or neither
     # syzkaller's reading nor ours finds a frame outside the reporting
     # machinery.  Where syzkaller finds no frame only because it does not
     # know the layout, ours count: a trace without any heading (riscv's
@@ -589,7 +642,8 @@ def analyze(raw: RawReport) -> Report:
             raw, rep.frames, d.rip, syz))
     else:
         rep.truncated = not rep.frames
-    if raw.cut or (rep.kind.startswith("usercopy") and uc is None):
+    if raw.cut or (rep.kind.startswith("usercopy") and (uc is None or not rep.guilty_frame)):
+        # a usercopy report says what it is by its message and its culprit
         rep.truncated = True
     return rep
 
@@ -599,7 +653,11 @@ def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
     lines = raw.lines
     skip = _skip_re(())
     good = [f for f in frames if not is_plumbing(f) and not skip.search(f)]
-    if good and raw.ended and not any(CALL_TRACE.search(t) for t in lines):
+    if good and not any(CALL_TRACE.search(t) for t in lines) and (
+            raw.ended or (not raw.cut and any(ELISION.match(t) or TRACE_ENDED.match(t)
+                                              for t in lines))):
+        # a trace without a heading that ran to its end marker, or an
+        # excerpt that marks what it left out ("...", "[...]")
         return True
     stack = syz.fmt.stack if syz.fmt is not None else None
     wants_rip = stack is not None and stack.parts[:1] == (RIP_LINE,)

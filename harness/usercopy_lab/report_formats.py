@@ -197,6 +197,19 @@ class Group:
     # for our own groups: what a line needs to open a report (its start is
     # enough: the rest of a wrapped message follows on the next line)
     opener: re.Pattern[str] | None = None
+    # the header as it is left when broken before its end (a mailer's hard
+    # wrap, an architecture printing the message in pieces): the next line
+    # of the same context completes it
+    cut: tuple[re.Pattern[str], ...] = ()
+    # lines that carry on a report of this group whose opener was printed
+    # apart from its body: another report came in between (riscv and arm64
+    # print "Unable to handle kernel paging request", then, say, a lockdep
+    # splat the oops path set off, then "Oops [#1]" and the registers)
+    body_after: tuple[re.Pattern[str], ...] = ()
+    # a header of this group carries on an open report (still in its
+    # header) whose first line this matches: the usercopy message after
+    # "WARNING: ... at mm/usercopy.c" (MIPS prints the WARNING first)
+    joins: re.Pattern[str] | None = None
 
 
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
@@ -235,6 +248,8 @@ def _sup(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(rx(p) for p in patterns)
 
 
+S390_DIE = re.compile(r"^[A-Za-z][\w -]*: [0-9a-f]{4} ilc:\d \[#\d+\]")
+
 GROUPS: tuple[Group, ...] = (
     Group("BUG:", (
         F("BUG: KASAN:", "KASAN: {1} {3} in {4}", "kasan",
@@ -250,6 +265,18 @@ GROUPS: tuple[Group, ...] = (
         F((r"BUG: KASAN: ([a-z\-]+) on address", r"(Read|Write) of size ([0-9]+)"),
           "KASAN: {1} {2}", "kasan"),
         F(r"BUG: KASAN: (.*)", "KASAN: {1}", "kasan", corrupted=True),
+        # KMSAN's own trees (2017-2021) printed the stack with dump_stack():
+        # the "CPU:" line right after the header, then "Call Trace:"; syzbot
+        # titled those from that trace.
+        F(r"BUG: KMSAN: kernel-usb-infoleak[^\n]*[\s\S]CPU: \d+ PID: ",
+          "KMSAN: kernel-usb-infoleak in {2}", "kmsan",
+          detail=r"BUG: KMSAN: kernel-usb-infoleak in {{FUNC}}",
+          stack=S(CALL_TRACE, TRACE, skip=("alloc_skb", "usb_submit_urb", "usb_start_wait_urb",
+                                           "usb_bulk_msg", "usb_interrupt_msg", "usb_control_msg"))),
+        F(r"BUG: KMSAN:[^\n]*[\s\S]CPU: \d+ PID: ", "KMSAN: {1} in {3}", "kmsan",
+          detail=r"BUG: KMSAN: ([a-z\-]+) in {{FUNC}}",
+          stack=S(CALL_TRACE, TRACE, skip=("alloc_skb", "netlink_ack", "netlink_rcv_skb",
+                                           "_encrypt$", "^(?:crypto|cipher|drbg|rng)_"))),
         F("BUG: KMSAN: kernel-usb-infoleak", "KMSAN: kernel-usb-infoleak in {2}", "kmsan",
           detail=r"BUG: KMSAN: kernel-usb-infoleak in {{FUNC}}", alt=("KMSAN origin in {3}",),
           stack=S(TRACE, rx(r"(Local variable .* created at:|Uninit was created at:)"), TRACE,
@@ -340,7 +367,10 @@ GROUPS: tuple[Group, ...] = (
           stack=_trace("lock_sock", "release_sock")),
         F(r"BUG:\s*$", "BUG: corrupted", "bug", corrupted=True),
     ), _sup("ODEBUG:", "Boot_DEBUG:", "xlog_status:", "DEBUG:",
-            "BUG: no syscalls can create resource")),
+            "BUG: no syscalls can create resource"),
+        cut=_sup(r"BUG: KASAN: [\w-]+ in\s*$", r"BUG: KMSAN: [\w-]+ in\s*$",
+                 r"BUG: unable to handle (?:page fault for address|kernel paging request at|"
+                 r"kernel NULL pointer dereference at):?\s*$")),
     Group("WARNING:", (
         F(r"WARNING: .*lib/debugobjects\.c.* (?:debug_print|debug_check|at)",
           "WARNING: ODEBUG bug in {1}", "warning",
@@ -422,7 +452,10 @@ GROUPS: tuple[Group, ...] = (
             "WARNING: See https.* for mitigation options.",
             "WARNING: kernel not compiled with CPU_SRSO", r"EXT4-[Ff][Ss](?: \(.*\))?:",
             "(?i:warning: .* uses (deprecated v2 capabilities|wireless extensions))",
-            r"XFS \(\w+\): WARNING")),
+            r"XFS \(\w+\): WARNING"),
+        # "WARNING: CPU: 1 PID: 2 at drivers/x.c:362" + "func+0x1/0x2 ..."
+        cut=_sup(r"^WARNING: (?:CPU: \d+ PID: \d+ )?at \S+:\d+\s*$",
+                 r"^WARNING: CPU: \d+ PID: \d+ at\s*$", r"^WARNING: \S+:\d+ at\s*$")),
     Group("INFO:", (
         F("INFO: possible circular locking dependency detected", "possible deadlock in {1}",
           "lockdep", detail=(r"INFO: possible circular locking dependency detected \]",
@@ -462,11 +495,13 @@ GROUPS: tuple[Group, ...] = (
         F("Unable to handle kernel (paging request|NULL pointer dereference|access to user memory)",
           "BUG: unable to handle kernel {1} in {2}", "oops", alt=("bad-access in {2}",),
           stack=_rip_trace()),
-    )),
+    ), cut=_sup(r"at virtual address\s*$"),
+        body_after=_sup(r"^Oops(?:: | - |#| ?\[#)", r"^Internal error: Oops")),
     Group("general protection fault", (
         F("general protection fault.*:", "general protection fault in {1}", "oops",
           alt=("bad-access in {1}",), stack=_rip_trace()),
-    ), _sup(r"general protection fault .* error:\d+ in ")),
+    ), _sup(r"general protection fault .* error:\d+ in "),
+        cut=_sup(r"general protection fault(?:,? probably for| for)? non-canonical address\s*$")),
     Group("stack segment: ", (
         F("stack segment: ", "stack segment fault in {1}", "oops", stack=_rip_trace()),
     )),
@@ -576,17 +611,32 @@ GROUPS: tuple[Group, ...] = (
         F("panic:(.*)", "panic:{1}", "other", no_stack_trace=True),
     ), _sup("_panic:", "xlog_status:", r"ddb\.onpanic:", "evtlog_status:")),
     # ---- ours: report openers syzkaller does not treat as headers
+    # The usercopy message comes before the BUG/WARNING line syzkaller titles
+    # from; where that line is missing (a quote or an excerpt that kept only
+    # the message and the trace) the report is titled as it would be with it.
     Group("usercopy", (
         F(r"usercopy: Kernel memory (exposure|overwrite) attempt detected (from|to) (.*) "
-          r"\(offset (\d+), size (\d+)\)", "", "usercopy_abort"),
+          r"\(offset (\d+), size (\d+)\)", "BUG: bad usercopy in {6}", "usercopy_abort",
+          stack=_trace("usercopy", "__check")),
         F(r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
-          r"detected (from|to) (.*) \(offset (\d+), size (\d+)\)", "", "usercopy_warn"),
+          r"detected (from|to) (.*) \(offset (\d+), size (\d+)\)", "WARNING: bad usercopy in {6}",
+          "usercopy_warn", stack=_trace("usercopy", "__check")),
         F(r"usercopy: kernel memory (exposure|overwrite) attempt detected (from|to) (\S+) "
-          r"\((.*)\) \((\d+) bytes\)", "", "usercopy_legacy"),
-    ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist")),
+          r"\((.*)\) \((\d+) bytes\)", "BUG: bad usercopy in {6}", "usercopy_legacy",
+          stack=_trace("usercopy", "__check")),
+    ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist"),
+        joins=rx(r"(?:WARNING: .*|kernel BUG at )mm/usercopy\.c"),
+        # the message without its "(offset N, size N)!" / "(N bytes)" end
+        cut=_sup(r"^(?!.*(?:\(offset \d+, size \d+\)|\(\d+ bytes\)))"
+                 r".*(?:usercopy: [Kk]ernel memory|usercopy whitelist\?)")),
     Group("Oops", (
         F(r"^Oops(?:: | - |#| ?\[#)", "", "oops"),
     ), syz=False, opener=rx(r"^Oops(?:: | - |#| ?\[#)")),
+    # s390's die() line: "fixpoint divide exception: 0009 ilc:2 [#1] SMP"
+    # (after a BUG(): "monitor event: 0040 ilc:2 [#1]")
+    Group("ilc:", (
+        F(S390_DIE.pattern, "", "oops"),
+    ), syz=False, opener=S390_DIE),
 )
 
 # ------------------------------------------------------- layout vocabulary
@@ -601,7 +651,9 @@ TRACE_LINE = re.compile(
     r"Exception stack|Allocated by task|Freed by task|stack backtrace:|Stack:|"
     r"Last Breaking-Event-Address:|Krnl (?:PSW|GPRS|Code)|"
     r"r\d+ ?: ?[0-9a-f]{8}|[0-9a-f]{4}: (?: *[0-9a-f]{8})+ *$|(?:[0-9a-f]{8,16} +){2,}[0-9a-f]{8,16}\s*$|"
-    r".*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|[0-9a-f]{8,16}) +\d+)")
+    r".*stack trace:$|\S+ +[RSDTtXZIP] +(?:running task|[0-9a-f]{8,16}) +\d+|"
+    # the unwinder's stack dump after "has bad value": "ADDR: VALUE (sym+off)"
+    r"[0-9a-f]{16}: [0-9a-f]{16} (?:\(.*\)|\.\.\.)$|unwind stack type:)")
 # Register dumps and the lines a report ends with: neither unrelated inside
 # a report nor a reason to end it after its end marker.
 TAIL_LINE = re.compile(
@@ -626,7 +678,9 @@ TRACE_DONE = re.compile(r"(?:</TASK>|RIP: 00[23][3b]:|Code: )")
 ROOT_FRAME = re.compile(
     r"(?:entry_SYSCALL\w*|entry_SYSENTER\w*|entry_INT80\w*|ret_from_fork\w*|el0t_\w+|"
     r"el0_svc\w*|ret_fast_syscall|start_kernel|secondary_startup\w*|cpu_startup_entry|"
-    r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init)")
+    r"system_call\w*|x86_64_start_\w+|rest_init|ret_from_kernel_thread|kernel_init|"
+    # ARC's trap entry (syscalls come in through it)
+    r"EV_Trap)")
 # Frames of the usercopy checks and copy helpers and of the reporting
 # machinery (dump_stack, WARN/BUG/panic, sanitizers, fault entry): never
 # the culprit of a usercopy report (the first frame after them is).
@@ -635,8 +689,14 @@ MACHINERY = re.compile(
     r"check_object_size|check_\w+_object|check_bogus_address|check_copy_size|"
     r"__might_fault|might_fault|__might_sleep|__virt_addr_valid|copyout|copyin|"
     r"_copy_\w+|__copy_\w+|raw_copy_\w+|\w*copy_to_user\w*|\w*copy_from_user\w*|"
-    r"\w*copy_to_iter\w*|\w*copy_from_iter\w*|copy_page_to_iter|copy_page_from_iter|"
+    # the iov_iter API (lib/iov_iter.c, include/linux/uio.h), not a
+    # subsystem's own helper that calls it (net/core's simple_copy_to_iter)
+    r"(?:_*|csum_and_|hash_and_)copy_(?:to|from)_iter\w*|copy_page_(?:to|from)_iter\w*|"
     r"copy_user_\w+|rep_movs_alternative|memdup_user\w*|strndup_user|strncpy_from_user|"
+    # library wrappers that copy for their caller (lib/, include/linux/)
+    r"_*kfifo_(?:to|from)_user\w*|kfifo_copy_(?:to|from)_user|user_regset_copy(?:in|out)\w*|"
+    r"memcpy_(?:to|from)_msg|simple_read_from_buffer|simple_write_to_buffer|"
+    r"memcpy_(?:to|from)iovec\w*|"
     r"dump_stack\w*|__dump_stack|show_stack|show_trace_log_lvl|unwind_backtrace|"
     r"dump_backtrace|panic|__warn|"
     r"warn_slowpath\w*|__warn_printk|report_bug|handle_bug|exc_invalid_op|"
@@ -648,6 +708,17 @@ MACHINERY = re.compile(
     r"exc_page_fault|asm_exc_page_fault|__bad_area_nosemaphore|bad_area_nosemaphore|"
     r"exc_general_protection|asm_exc_general_protection|fixup_bug|"
     r"program_check_exception|program_check_common)")
+# A trace line that shows the report ran to its end: the end marker, or the
+# code dump that arm and arm64 print after the backtrace.
+TRACE_ENDED = re.compile(r"\s*(?:---\[ end trace|Code: )")
+# A usercopy message cut before its object still says which way the copy went.
+CUT_DIRECTION = re.compile(r"[Kk]ernel memory (exposure|overwrite) attempt detected")
+# The usercopy checks themselves: a frame printed above them in a trace is
+# the reporting path (or an unwinder's guess past a noreturn call, as ARC's
+# "memfd_fcntl+0x0" above usercopy_abort), never the culprit.
+CHECK_FRAME = re.compile(
+    r"(?:usercopy_(?:abort|warn)|__check_heap_object|check_heap_object|"
+    r"__check_object_size|check_object_size)")
 # Frames of the path that printed a report through an exception or panic:
 # a trace segment with one of them that ends at a kernel RIP line (or a
 # powerpc "--- interrupt:") is that path, and the real frames follow.
@@ -662,20 +733,37 @@ TO_USER = re.compile(r"\w*(?:copy_to_user|copyout|copy_to_iter|put_cmsg|copy_pag
 FROM_USER = re.compile(r"\w*(?:copy_from_user|copyin|copy_from_iter|memdup_user|copy_page_from_iter)\w*")
 # Where the report's own trace starts and, once it has frames, ends (the
 # end of the task stack, the alloc/free stacks, the panic, a blank line);
-# a powerpc exception frame inside it.
+# a powerpc exception frame inside it.  (TRACE_END's blank line is the
+# `$` after the leading `\s*`: a second `\s*` there was quadratic in the
+# leading spaces.)
 TRACE_HEADING = re.compile(r"\s*(?:Call [Tt]race:|Backtrace:)")
 TRACE_END = re.compile(
     r"\s*(?:---\[ end|</TASK>|(?i:allocated by task|freed by task)|The buggy address|"
     r"Memory state around|Last Breaking-Event-Address|Kernel panic - not syncing|"
-    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|\s*$)")
+    r"Code: |Modules linked in|={20,}|Uninit was (?:created|stored)|kfence-#|$)")
 INTERRUPT = re.compile(r"\s*--- interrupt: ")
+
+# A line a symbolizer added for an inlined function (syz-symbolize, as in
+# syzbot's mails; decode_stacktrace.sh): a copy of the line after it, with
+# the inlined function's name and " FILE:LINE [inline]".  Header lines
+# copied so ("BUG: KASAN: ... in atomic_read include/...:68 [inline]", then
+# "... in io_wq_put_and_exit+0x...") are one report; syzkaller titles the
+# report as the kernel printed it, without these copies.
+INLINE_COPY = re.compile(r" \[inline\](?:,|\s*$)")
+
+# A source location alone on a line ("kernel/locking/mutex.c:1043 [inline]",
+# "(fs/x.c:12)", "[inline]"): what a symbolizer appended to the line before, moved to a
+# line of its own by a mailer's hard wrap.
+SOURCE_TAIL = re.compile(r"(?:\(?[\w./+-]+\.\w+:\d+(?::\d+)?\)?(?: \[inline\])?|\[inline\])\s*$")
 
 # Lines that, inside an open report, continue it rather than start another
 # (the die() line after "kernel BUG at", the panic that follows an oops).
 CONTINUES = _sup("invalid opcode: 0000", "Kernel panic - not syncing",
+                 # the x86 unwinder complaining in the middle of a trace
+                 r"WARNING: kernel stack (?:frame pointer|regs) at [0-9a-f]+ in \S+ has bad",
                  "unregister_netdevice: waiting for", "PANIC: double fault", "Internal error:",
                  # riscv's and mips's die() lines after a BUG()
-                 r"^Kernel BUG \[#\d+\]", r"^Kernel bug detected\[#\d+\]")
+                 r"^Kernel BUG \[#\d+\]", r"^Kernel bug detected\[#\d+\]", S390_DIE.pattern)
 # Reports printed by the kernel that are not bugs but carry a stack: one
 # inside a report ends it.
 INFO_WITH_STACK = ("vmalloc: allocation failure:", "FAULT_INJECTION: forcing a failure",
@@ -690,7 +778,7 @@ REPORT_MIN_LINES_KMSAN = 16
 TRIGGERS = ("BUG", "WARNING:", "INFO:", "Unable to handle kernel", "protection fault",
             "stack segment: ", "anic", "PANIC", "rror:", "invalid opcode:", "int3:", "UBSAN:",
             "Booting the kernel", "unregister_netdevice", "VFS: ", "Unhandled fault:",
-            "Alignment trap:", "SYZ", "usercopy", "Oops", "Linux version",
+            "Alignment trap:", "SYZ", "usercopy", "Oops", "ilc:", "Linux version",
             "attempting bad copy")
 
 
@@ -725,10 +813,60 @@ def may_matter(raw: bytes) -> bool:
     return False
 
 
+# ------------------------------------------------------------ mentions
+# A header that someone wrote about rather than the kernel printed: a
+# title quoted in a sentence ('fixes "BUG: bad usercopy in foo"'), or a
+# line that is a syzkaller title of its group (syzbot's mails name the
+# title on a line of its own; "in <function>" without an offset, which
+# the kernel's own headers print).  Neither opens a report.
+QUOTE_BEFORE = re.compile("[\"'`\u201c\u2018\u00ab]\\s*$")
+# kernel headers that do name a function without an offset
+MENTION_EXCEPT = ("BUG: KCSAN:",)
+# The shape the kernel always prints a header in: after other words on a
+# line, the header without it ("fix foo kernel BUG at mm/usercopy.c:102"
+# in a commit subject) was written about.  (BUG() always prints
+# "kernel BUG at FILE:LINE!".)
+PRINTED_SHAPE = {"kernel BUG": re.compile(r"kernel BUG(?! at )|kernel BUG at \S+:\d+!")}
+_IDENT = r"[A-Za-z_][\w.]*"
+MAX_TITLE = 200
+
+
+def _title_shape(template: str) -> str:
+    """A syz title template ("kernel BUG in {2}") as a pattern of the
+    titles it gives: the frame after " in " an identifier, other
+    placeholders any text."""
+    parts = re.split(r"\{\d+\}", template)
+    out = []
+    for i, lit in enumerate(parts):
+        out.append(re.escape(lit))
+        if i < len(parts) - 1:
+            out.append(_IDENT if lit.endswith(" in ") else ".+?")
+    return "".join(out)
+
+
+TITLE_SHAPES = {
+    g.header: re.compile("(?:" + "|".join(_title_shape(f.syz) for f in g.formats
+                                          if " in {" in f.syz)
+                   + ")(?:[\"'`\u201d\u2019].*|[.,;:!)\\s]*)$")
+    for g in GROUPS if any(" in {" in f.syz for f in g.formats)}
+
+
+def is_mention(text: str, pos: int, group: Group) -> bool:
+    """Whether the header of group at text[pos:] was written about, not printed."""
+    if pos and QUOTE_BEFORE.search(text, max(0, pos - 8), pos):
+        return True
+    printed = PRINTED_SHAPE.get(group.header)
+    if pos and printed is not None and text[:pos].strip() and not printed.match(text, pos):
+        return True
+    shape = TITLE_SHAPES.get(group.header)
+    return (shape is not None and len(text) - pos <= MAX_TITLE
+            and not text.startswith(MENTION_EXCEPT, pos) and shape.match(text, pos) is not None)
+
+
 def header_group(text: str) -> Group | None:
     """The first group whose header is on the line and that does not
     suppress it (as syzkaller, which searches suppressions in the whole
-    line; here near the header)."""
+    line; here near the header), unless the header is a mention."""
     for group in GROUPS:
         pos = text.find(group.header)
         if pos < 0:
@@ -737,5 +875,5 @@ def header_group(text: str) -> Group | None:
         if any(s.search(near) for s in group.suppress):
             continue
         if group.syz or (group.opener is not None and group.opener.search(near)):
-            return group
+            return None if is_mention(text, pos, group) else group
     return None

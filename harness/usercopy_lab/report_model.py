@@ -61,6 +61,10 @@ class Report:
     title: str = ""
     syz_title: str = ""               # syzkaller's title for it ("" if
                                       # syzkaller would not report it)
+    syz_alt: list[str] = field(default_factory=list)  # syzkaller's other titles
+                                      # for it (syscall prefixes partly
+                                      # stripped, the format's alternatives):
+                                      # syzbot matches crashes to bugs by them
     signature: str = ""
     secondary: bool = False           # after an earlier oops in this boot
     lines: list[str] = field(default_factory=list)  # normalized report text

@@ -13,11 +13,25 @@ in the table.  --baseline marks every signature new / still present /
 gone and exits 1 when anything is new.  --golden names the golden file a
 report matches.  --vmlinux resolves frames to file:line.  A compressed log
 that expands past --max-decompressed MiB (default 1024) is refused, as a
-decompression bomb.  Directories are searched for logs; symbolic links are
-followed, each directory and file once.
+decompression bomb.  At most --max-input MiB (default 16384) of one log
+are read (an endless pipe ends there, with a warning).  Directories are
+searched for logs; symbolic links are followed, each directory and file
+once.  Lines end at "\\n" (or at a lone "\\r" in a log that ends its lines so).
+
+A binary file (its first 64 KiB) without a report is skipped at once
+(/dev/zero, /dev/urandom, an endless binary pipe).  A compressed log that
+ends early (a cut download) keeps every report whole before the cut, as
+zcat shows it, with a warning on stderr; the exit status is then what its
+reports give.  --baseline FILE is JSON (a results.json, a list of
+reports, or --json's one report per line; a .json name, or text starting
+with "{" or with "[" then "{", "[", "]" or '"') or else a log (a dmesg
+line starts "[  12.3" or "[Mon ..."); an empty, binary or
+unreadable baseline is an error.  Names and report text are printed with
+control characters escaped; Ctrl-C stops with status 130 after the last
+whole --json record.
 
 Exit status: 0 ok, 1 new signatures against the baseline, 2 nothing could
-be read (or bad arguments).
+be read (or bad arguments, or a bad baseline), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -25,6 +39,7 @@ import argparse
 import json
 import lzma
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
@@ -34,7 +49,8 @@ from typing import Any, TextIO
 
 from .golden import Golden, load_dir, match_report
 from .oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, iter_stream, make_signature
-from .log_reader import open_stream
+from .inputs import shown
+from .log_reader import MAX_INPUT, Prefixed, looks_binary, open_log, open_stream, read_head
 from .report_model import Report
 
 LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial",
@@ -42,6 +58,8 @@ LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial",
 _READ_ERRORS = (OSError, LogFormatError, lzma.LZMAError, EOFError, zlib.error)
 STDIN = Path("-")
 DEFAULT_MAX_DECOMPRESSED_MIB = 1024
+DEFAULT_MAX_INPUT_MIB = MAX_INPUT >> 20
+BASELINE_JSON_LIMIT = 64 << 20   # bytes of a JSON baseline (results.json: ~1 MB per suite)
 STATUS_NEW, STATUS_STILL, STATUS_GONE = "new", "still present", "gone"
 GOLDEN_MATCH_LIMIT = 50   # reports per signature matched against golden files
 
@@ -125,49 +143,131 @@ class ScanCount:
     failed: int = 0
 
 
+@dataclass(frozen=True)
+class Limits:
+    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED_MIB << 20
+    max_input: int = MAX_INPUT
+
+
 def scan(files: list[Path], err: TextIO, count: ScanCount | None = None,
-         max_decompressed: int = DEFAULT_MAX_DECOMPRESSED_MIB << 20) -> Iterator[Report]:
+         limits: Limits = Limits()) -> Iterator[Report]:
     """Reports of every readable file; a clear line on err for the others."""
     count = count if count is not None else ScanCount()
     for path in files:
         stats = ScanStats()
-        name = "<stdin>" if path == STDIN else str(path)
+        name = "<stdin>" if path == STDIN else shown(path, None)
         try:
             if path == STDIN:
-                with open_stream(sys.stdin.buffer, max_decompressed) as f:
-                    yield from iter_stream(f, name, stats)
+                with open_stream(sys.stdin.buffer, limits.max_decompressed) as f:
+                    yield from iter_stream(f, name, stats, max_input=limits.max_input)
             else:
-                yield from iter_file(path, stats, max_decompressed=max_decompressed)
+                yield from iter_file(path, stats, name, limits.max_decompressed,
+                                     max_input=limits.max_input)
         except _READ_ERRORS as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            print(f"triage: {name}: {why or type(exc).__name__}; skipped", file=err)
+            print(f"triage: {name}: {shown(why or type(exc).__name__, None)}; skipped",
+                  file=err)
             count.failed += 1
             continue
         count.read += 1
-        if stats.bytes == 0:
-            print(f"triage: {name}: empty file", file=err)
-        if stats.long_lines:
-            print(f"triage: {name}: {stats.long_lines} line(s) longer than "
-                  f"{MAX_LINE // 1024} KiB (first: line {stats.first_long_line}); "
-                  f"read in {MAX_LINE // 1024} KiB pieces", file=err)
+        _notes(name, stats, err)
+
+
+def _notes(name: str, stats: ScanStats, err: TextIO) -> None:
+    """What a read file's scan saw besides reports, one line each."""
+    if stats.bytes == 0:
+        print(f"triage: {name}: empty file", file=err)
+    if stats.long_lines:
+        print(f"triage: {name}: {stats.long_lines} line(s) longer than "
+              f"{MAX_LINE // 1024} KiB (first: line {stats.first_long_line}); "
+              f"read in {MAX_LINE // 1024} KiB pieces", file=err)
+    if stats.truncated:
+        print(f"triage: {name}: {stats.truncated}; the {stats.reports} report(s) "
+              f"before the cut are kept (line {stats.lines} is the last read)", file=err)
+    if stats.cut_at:
+        print(f"triage: {name}: more than {stats.cut_at >> 20} MiB (--max-input); "
+              f"the rest was not read", file=err)
 
 
 # --------------------------------------------------------------- baseline
-def load_baseline(path: Path, err: TextIO) -> dict[str, Report]:
+def load_baseline(path: Path, err: TextIO, limits: Limits = Limits()) -> dict[str, Report]:
     """signature -> one report, from a results.json, a JSON list of
-    reports, or a directory / file of logs."""
-    if path.is_file() and (path.suffix == ".json" or _starts_json(path)):
+    reports, or a directory / file of logs.  TriageError (exit 2) when it
+    is missing, a device, empty, binary, or JSON that is not reports."""
+    name = shown(path, None)
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise TriageError(f"baseline {name}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        count = ScanCount()
+        inputs = find_logs([path])
+        for problem in inputs.problems:
+            print(f"triage: baseline {shown(problem, None)}", file=err)
+        found = _first_by_signature(scan(inputs.files, err, count, limits))
+        if not count.read:
+            raise TriageError(f"baseline {name}: no log could be read")
+        return found
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        kind = "a character device" if stat.S_ISCHR(mode) else "not a regular file"
+        raise TriageError(f"baseline {name}: is {kind}, not a file")
+    try:
+        with open_log(path, limits.max_decompressed) as f:
+            head = read_head(f)
+            if not head:
+                raise TriageError(f"baseline {name}: empty file")
+            if looks_binary(head):
+                raise TriageError(f"baseline {name}: binary data, neither a log nor JSON")
+            if path.suffix == ".json" or starts_json(head):
+                data = head + f.read(BASELINE_JSON_LIMIT + 1 - len(head))
+                if len(data) > BASELINE_JSON_LIMIT:
+                    raise TriageError(f"baseline {name}: more than "
+                                      f"{BASELINE_JSON_LIMIT >> 20} MiB of JSON")
+                return _first_by_signature(_reports_from_json(_parse_json(data, name), name))
+            stats = ScanStats()
+            found = _first_by_signature(iter_stream(Prefixed(head, f), name, stats,  # type: ignore[arg-type]
+                                                    max_input=limits.max_input))
+    except _READ_ERRORS as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise TriageError(f"baseline {name}: {shown(why or type(exc).__name__, None)}") from None
+    _notes(f"baseline {name}", stats, err)
+    return found
+
+
+def _parse_json(data: bytes, name: str) -> Any:
+    """One JSON document, or `triage --json`'s output: one report object
+    per line (JSON lines), returned as the list of those objects."""
+    text = data.decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise TriageError(f"baseline {name}: JSON nested too deeply") from None
+    except ValueError as exc:
+        lines = _json_lines(text, name)
+        if lines is None:
+            raise TriageError(f"baseline {name}: not readable JSON ({shown(exc, None)})") from None
+        return lines
+    if isinstance(doc, dict) and "kind" in doc:
+        return [doc]            # `triage --json` of a log with one report
+    return doc
+
+
+def _json_lines(text: str, name: str) -> list[Any] | None:
+    """The objects of a JSON-lines text, or None when a line is not one."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
         try:
-            data = json.loads(path.read_text(errors="replace"))
-        except (OSError, ValueError) as exc:
-            raise TriageError(f"baseline {path}: not readable JSON ({exc})") from exc
-        return _first_by_signature(_reports_from_json(data, path))
-    if not path.exists():
-        raise TriageError(f"baseline {path}: no such file or directory")
-    inputs = find_logs([path])
-    for problem in inputs.problems:
-        print(f"triage: baseline {problem}", file=err)
-    return _first_by_signature(scan(inputs.files, err))
+            item = json.loads(line)
+        except RecursionError:
+            raise TriageError(f"baseline {name}: JSON nested too deeply") from None
+        except ValueError:
+            return None
+        if not isinstance(item, dict):
+            return None
+        out.append(item)
+    return out or None
 
 
 def _first_by_signature(reports: Iterable[Report]) -> dict[str, Report]:
@@ -178,29 +278,65 @@ def _first_by_signature(reports: Iterable[Report]) -> dict[str, Report]:
     return out
 
 
-def _starts_json(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(64).lstrip()[:1] in (b"{", b"[")
+def starts_json(head: bytes) -> bool:
+    """JSON, not a log: "{", or "[" then "{", "[", "]" or '"' (a list).
+    A timestamped dmesg line starts with "[" too, then a space, digit or
+    day name."""
+    text = head.lstrip()
+    return text[:1] == b"{" or (text[:1] == b"[" and
+                                text[1:].lstrip()[:1] in (b"{", b"[", b"]", b'"', b""))
 
 
-def _reports_from_json(data: Any, path: Path) -> list[Report]:
+# Report fields a baseline may give, and their JSON types (None: null allowed)
+_STR, _INT, _BOOL, _STRS = (str,), (int,), (bool,), (list,)
+_FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
+    **{f: (_STR, False) for f in ("file", "kind", "title", "syz_title", "signature")},
+    **{f: (_STR, True) for f in ("direction", "object", "cache", "bug_site", "rip",
+                                 "guilty_frame", "kernel")},
+    **{f: (_INT, False) for f in ("line", "end_line")},
+    **{f: (_INT, True) for f in ("offset", "size", "lkdtm_address")},
+    **{f: (_BOOL, False) for f in ("truncated", "secondary")},
+    **{f: (_STRS, False) for f in ("frames", "syz_alt", "lines")},
+    "frame_addresses": ((list,), False),
+}
+
+
+def _list_of(data: Any, key: str, name: str) -> list[Any]:
+    value = data.get(key, []) if isinstance(data, dict) else data
+    if not isinstance(value, list):
+        raise TriageError(f"baseline {name}: '{key}' is not a list")
+    return value
+
+
+def _reports_from_json(data: Any, name: str) -> list[Report]:
     items: list[Any]
     if isinstance(data, dict) and "triggers" in data:
-        items = [r for t in data["triggers"] if isinstance(t, dict)
-                 for r in t.get("reports", [])]
+        items = [r for t in _list_of(data, "triggers", name) if isinstance(t, dict)
+                 for r in _list_of(t, "reports", name)]
     elif isinstance(data, dict) and "reports" in data:
-        items = data["reports"]
+        items = _list_of(data, "reports", name)
     elif isinstance(data, list):
         items = data
     else:
-        raise TriageError(f"baseline {path}: expected {{'triggers': [...]}} or a list of reports")
+        raise TriageError(f"baseline {name}: expected {{'triggers': [...]}} or a list of reports")
     known = {f.name for f in fields(Report)}
     out = []
-    for item in items:
+    for number, item in enumerate(items, 1):
         if not isinstance(item, dict) or "kind" not in item:
-            raise TriageError(f"baseline {path}: a report without 'kind': {str(item)[:80]}")
-        args = {k: v for k, v in item.items() if k in known}
-        args.setdefault("file", str(path))
+            raise TriageError(f"baseline {name}: report {number} has no 'kind'")
+        args = {k: v for k, v in item.items() if k in _FIELD_TYPES and k in known}
+        for key, value in args.items():
+            types, nullable = _FIELD_TYPES[key]
+            ok = (value is None and nullable) or (
+                isinstance(value, types) and not (types == _INT and isinstance(value, bool)))
+            if ok and types == _STRS:
+                ok = all(isinstance(v, str) for v in value)
+            elif ok and key == "frame_addresses":
+                ok = all(isinstance(v, dict) for v in value)
+            if not ok:
+                raise TriageError(f"baseline {name}: report {number}: '{key}' is "
+                                  f"{type(value).__name__}, not the type a report has")
+        args.setdefault("file", name)
         args.setdefault("line", 0)
         rep = Report(**args)
         if rep.title:
@@ -248,7 +384,7 @@ class Row:
 
 
 def _where(rep: Report) -> str:
-    return f"{rep.file}:{rep.line}"
+    return f"{shown(rep.file, None)}:{rep.line}"
 
 
 def print_table(rows: list[Row], gone: list[Report], out: TextIO,
@@ -257,7 +393,7 @@ def print_table(rows: list[Row], gone: list[Report], out: TextIO,
         print("no kernel reports found", file=out)
         return
     first_w = max([len(_where(r.first)) for r in rows] + [10])
-    kind_w = max([len(r.first.kind) for r in rows] + [4])
+    kind_w = max([len(shown(r.first.kind, None)) for r in rows] + [4])
     status_w = len(STATUS_STILL)
     head = f"{'COUNT':>5}  {'KIND':<{kind_w}}  {'FIRST SEEN':<{first_w}}  TITLE"
     if with_status:
@@ -273,16 +409,16 @@ def print_table(rows: list[Row], gone: list[Report], out: TextIO,
         if row.golden:
             extra += f"  [golden: {', '.join(row.golden)}]"
         title = (rep.syz_title or f"({rep.title})") if syz_titles else rep.title
-        line = (f"{row.count:>5}  {rep.kind:<{kind_w}}  {_where(rep):<{first_w}}  "
-                f"{title}{extra}")
+        line = (f"{row.count:>5}  {shown(rep.kind, None):<{kind_w}}  "
+                f"{_where(rep):<{first_w}}  {shown(title, None)}{shown(extra, None)}")
         if with_status:
             line = f"{row.status or '':<{status_w}}  " + line
         print(line, file=out)
         for sym in row.symbolized:
-            print(f"{'':>7}{sym}", file=out)
+            print(f"{'':>7}{shown(sym, None)}", file=out)
     for rep in gone:
-        print(f"{STATUS_GONE:<{status_w}}  {'-':>5}  {rep.kind:<{kind_w}}  "
-              f"{_where(rep):<{first_w}}  {rep.title}", file=out)
+        print(f"{STATUS_GONE:<{status_w}}  {'-':>5}  {shown(rep.kind, None):<{kind_w}}  "
+              f"{_where(rep):<{first_w}}  {shown(rep.title, None)}", file=out)
     total = sum(r.count for r in rows)
     print(f"\n{total} report(s), {len(rows)} distinct signature(s)", file=out)
 
@@ -305,6 +441,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--max-decompressed", type=_mib, default=DEFAULT_MAX_DECOMPRESSED_MIB,
                    metavar="MIB", help="refuse a compressed log that expands past this "
                    f"(default {DEFAULT_MAX_DECOMPRESSED_MIB} MiB)")
+    p.add_argument("--max-input", type=_mib, default=DEFAULT_MAX_INPUT_MIB,
+                   metavar="MIB", help="read at most this much of one log, the rest "
+                   f"is ignored with a warning (default {DEFAULT_MAX_INPUT_MIB} MiB)")
     p.add_argument("paths", type=Path, nargs="+", metavar="LOG_OR_DIR",
                    help='log files, directories of logs, or "-" for standard input')
     p.set_defaults(func=run)
@@ -312,10 +451,10 @@ def add_parser(subparsers: Any) -> None:
 
 def _mib(text: str) -> int:
     try:
-        value = int(text)
+        value = int(text) if len(text) <= 12 else 0
     except ValueError:
         value = 0
-    if value <= 0:
+    if not 0 < value < 1 << 30:
         raise argparse.ArgumentTypeError(f"{text!r}: want a positive number of MiB")
     return value
 
@@ -325,15 +464,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args, out, err)
     except TriageError as exc:
-        print(f"triage: {exc}", file=err)
+        print(f"triage: {shown(exc, None)}", file=err)
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        # --json records are written whole (one write each): what is out is whole
+        print("triage: interrupted", file=err)
+        return 130
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    limits = Limits(args.max_decompressed << 20, args.max_input << 20)
     goldens = load_golden(args.golden) if args.golden else []
-    baseline = load_baseline(args.baseline, err) if args.baseline else None
+    baseline = load_baseline(args.baseline, err, limits) if args.baseline else None
     symbolizer = None
     if args.vmlinux:
         from .symbolize import Symbolizer, SymbolizeError
@@ -346,14 +490,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     inputs = find_logs(args.paths)
     for problem in inputs.problems:
-        print(f"triage: {problem}", file=err)
+        print(f"triage: {shown(problem, None)}", file=err)
     if not inputs.files:
         print("triage: nothing to read", file=err)
         return 2
 
     rows: dict[str, Row] = {}
     counted = ScanCount()
-    for rep in scan(inputs.files, err, counted, args.max_decompressed << 20):
+    for rep in scan(inputs.files, err, counted, limits):
         row = rows.get(rep.signature)
         new_row = row is None
         names: list[str] = []
@@ -377,19 +521,18 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 obj["baseline"] = row.status
             if symbolizer is not None:
                 obj["symbolized"] = row.symbolized if new_row else _symbolize(symbolizer, rep, err)
-            print(json.dumps(obj), file=out)
+            out.write(json.dumps(obj) + "\n")      # one write: a record is whole or absent
         else:
             rep.lines = []  # only counts and the first report stay in memory
 
-    if counted.read == 0:
-        print("triage: no file could be read", file=err)
+    if counted.read == 0:       # each file said why on its own line
         return 2
     gone = [r for s, r in (baseline or {}).items() if s not in rows]
     if args.json:
         for rep in gone:
             obj = rep.to_json()
             obj["baseline"] = STATUS_GONE
-            print(json.dumps(obj), file=out)
+            out.write(json.dumps(obj) + "\n")
     else:
         print_table(list(rows.values()), gone, out, baseline is not None, args.syz_titles)
     if baseline is not None:

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from .console_capture import Cancel, Capture, capture_guest
-from .console_markers import ConsoleMarkers, read_markers
-from .faults import classify
+from .console_markers import ConsoleMarkers
+from .console_scan import grep_after_start, scan_console
+from .faults import ConsoleFacts, classify
 from .golden import Golden
-from .oops_parser import iter_reports
 from .qemu_boot import BootMode, GuestSpec
 from .report_model import Report
 from .restore import ResidentSlot, Restore, restore_guest
@@ -115,17 +115,18 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
                  expected_text: str, capture_error: str | None = None,
                  seconds: float = 0.0) -> TriggerResult:
     """Verdict for an already captured console log (also used by tests)."""
-    text, markers, reports = _read_console(log_path)
+    console = scan_console(log_path)
+    markers, reports = console.markers, console.reports
     verdict: Verdict = decide(trigger, capture_error, markers, reports, golden)
     seen = None
     if expected_text:
         # run.sh's own check: grep -E -qi over what the test added.
-        from .selftests import grep_eqi, lines_after_start, upstream_expect
-        seen = grep_eqi(upstream_expect(expected_text)[0], lines_after_start(text))
+        from .selftests import upstream_expect
+        seen = grep_after_start(upstream_expect(expected_text)[0], log_path)
         if not seen and verdict.verdict == "PASS":
             verdict.verdict = "FAIL"
             verdict.diffs.append(f"tests.txt: expected text {expected_text!r} not on the console")
-    fault = _fault(verdict, text, markers, reports)
+    fault = _fault(verdict, console.facts, markers, reports)
     return TriggerResult(suite, trigger, verdict.verdict, verdict.summary, seconds,
                          str(log_path), str(golden.path) if golden else None,
                          verdict.diffs, seen, reports, fault)
@@ -146,14 +147,15 @@ def evaluate_check_log(suite: str, name: str, log_path: Path,
     file, when the suite has one for it).  The whitelist audit
     (slab_audit.PROGRAM) has its table judged against its own golden file
     and the DWARF of KERNEL's vmlinux instead."""
-    text, markers, reports = _read_console(log_path)
     audit = name == AUDIT_PROGRAM
+    console = scan_console(log_path, keep_lines=audit)
+    markers, reports = console.markers, console.reports
     verdict = decide_check(name, capture_error, markers, reports,
                            None if audit else golden)
     if audit and golden is not None and kernel is not None:
-        verdict = decide_audit(verdict, text.splitlines(), golden.path,
+        verdict = decide_audit(verdict, console.lines, golden.path,
                                kernel_vmlinux(kernel), log_path.parent)
-    fault = _fault(verdict, text, markers, reports)
+    fault = _fault(verdict, console.facts, markers, reports)
     return TriggerResult(suite, name, verdict.verdict, verdict.summary, seconds,
                          str(log_path), str(golden.path) if golden else None,
                          verdict.diffs, None, reports, fault)
@@ -164,21 +166,13 @@ def kernel_vmlinux(bzimage: Path) -> Path:
     return bzimage.parents[3] / "vmlinux"
 
 
-def _fault(verdict: Verdict, text: str, markers: ConsoleMarkers,
+def _fault(verdict: Verdict, facts: ConsoleFacts, markers: ConsoleMarkers,
            reports: list[Report]) -> str | None:
     """The named harness fault of an ERROR (faults.py); the summary says it too."""
     if verdict.verdict != ERROR:
         return None
-    fault = verdict.fault or classify(text, markers, reports)
+    fault = verdict.fault or classify(facts, markers, reports)
     if fault is None:
         return None
     verdict.summary = f"{fault.value}: {verdict.summary}"
     return fault.value
-
-
-def _read_console(log_path: Path) -> tuple[str, ConsoleMarkers, list[Report]]:
-    from .log_reader import split_lines
-    data = log_path.read_bytes()
-    lines = split_lines(data)  # line N is line N of the file ("\r\r\n" is one end)
-    return data.decode("utf-8", errors="replace"), read_markers(lines), \
-        list(iter_reports(lines, str(log_path)))

@@ -1,0 +1,116 @@
+"""scripts/lava/procs.sh: what the LAVA scripts' tear-down finds and stops.
+
+Real processes (sleep, setsid), no LAVA: run_pids must find a run's
+descendants and the processes that name one of its paths (also when they
+left the run's process tree, as lava-run does under lava-worker), never
+the caller or an unrelated process; stop_pids must end them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+PROCS = Path(__file__).resolve().parents[2] / "scripts" / "lava" / "procs.sh"
+
+
+def bash(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", f'set -euo pipefail; . "{PROCS}"; {script}'],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_gone(pid: int) -> bool:
+    for _ in range(100):
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_proc_start_tells_a_process_from_a_reused_id(tmp_path: Path) -> None:
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        out = bash(f"proc_start {sleeper.pid}; proc_start 999999999; echo end",
+                   tmp_path)
+        lines = out.stdout.split()
+        assert out.returncode == 0, out.stderr
+        assert lines[0].isdigit() and lines[1] == "end"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_run_pids_finds_descendants_and_strays_not_bystanders(
+        tmp_path: Path) -> None:
+    run = tmp_path / "farm"
+    run.mkdir()
+    bystander = subprocess.Popen(["sleep", "31"])
+    # A stray: detached from every tree (setsid, parent gone), it names the
+    # run's folder only through where its output goes (lava-run's case).
+    stray_pid_file = tmp_path / "stray.pid"
+    subprocess.run(
+        ["bash", "-c",
+         f'setsid sleep 32 > "{run}/job.log" 2>&1 < /dev/null & '
+         f'echo $! > "{stray_pid_file}"'], check=True)
+    stray = int(stray_pid_file.read_text())
+    try:
+        out = bash(
+            'sleep 33 & child=$!; (sleep 34 & wait) & sub=$!; sleep 0.3; '
+            f'mapfile -t found < <(run_pids $$ "{run}/"); '
+            'echo "child $child"; echo "found ${found[*]}"; echo "self $$"; '
+            'stop_pids "${found[@]}"; wait',
+            tmp_path)
+        assert out.returncode == 0, out.stderr
+        fields = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+        found = {int(p) for p in fields["found"].split()}
+        assert int(fields["child"]) in found
+        assert stray in found
+        assert bystander.pid not in found
+        assert int(fields["self"]) not in found
+        # the child, the subshell and its sleep: no more, although every
+        # process of the caller's shell names the run's folder (bash -c's
+        # text), run_pids' own helpers among them
+        assert len(found - {stray}) == 3
+        assert wait_gone(stray)
+        assert alive(bystander.pid)
+    finally:
+        bystander.kill()
+        bystander.wait()
+        if alive(stray):
+            os.kill(stray, 9)
+
+
+def test_stop_pids_kills_what_ignores_sigterm(tmp_path: Path) -> None:
+    stubborn = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; while :; do sleep 0.1; done"])
+    try:
+        time.sleep(0.2)
+        start = time.monotonic()
+        out = bash(f"stop_pids {stubborn.pid}", tmp_path)
+        assert out.returncode == 0
+        assert "SIGKILL" in out.stderr
+        assert 9 <= time.monotonic() - start < 30
+        stubborn.wait(timeout=10)
+    finally:
+        if stubborn.poll() is None:
+            stubborn.kill()
+            stubborn.wait()
+
+
+def test_run_pids_refuses_the_callers_own_shell(tmp_path: Path) -> None:
+    out = bash("run_pids $$ x", tmp_path)
+    assert out.returncode == 2
+    assert "subshell" in out.stderr
+

@@ -1,0 +1,103 @@
+"""lava_replay against the real thing: pexpect, and lava-run's own logs.
+
+1. The same steps through pexpect 4.8 set up as LAVA's ShellCommand does it
+   (encoding utf-8, searchwindowsize 4000, maxread 4092), reading the
+   console from a process that writes it a few lines at a time through a
+   pty, as QEMU's serial console reaches the dispatcher: each step one
+   expect() on the script's prompts, its failures and its successes.
+2. testdata/lava/: logs lava-run (lava-dispatcher 2023.01) wrote for jobs
+   of this lab (its README says which): LAVA's recorded cases are what
+   replay() gives on the console in the same log, and LAVA's verdict is
+   `usercopy-lab match`'s on that console.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from usercopy_lab.lava_jobs import console_from_lava_log, find_job, suite_jobs
+from usercopy_lab.lava_checks import NEVER
+from usercopy_lab.lava_replay import MAXREAD, WINDOW, replay
+from usercopy_lab.lava_results import record_from_log, trigger_result
+from usercopy_lab.suite import load_suites
+from usercopy_lab.trigger_run import check_golden_name, evaluate_check_log, evaluate_log
+
+REPO = Path(__file__).resolve().parents[2]
+TESTDATA = Path(__file__).parent / "testdata"
+SUITES = load_suites(REPO / "suites.toml")
+
+WRITER = ("import sys, time\n"
+          "data = open(sys.argv[1], 'rb').read()\n"
+          "lines = data.split(b'\\n')\n"
+          "for i in range(0, len(lines), 3):\n"
+          "    sys.stdout.buffer.write(b'\\n'.join(lines[i:i + 3]) + (b'\\n' if i + 3 < len(lines) else b''))\n"
+          "    sys.stdout.flush()\n"
+          "    time.sleep(0.02)\n")
+
+
+def through_pexpect(steps, console: Path, tmp_path: Path) -> dict[str, str]:
+    text = console.read_bytes()
+    after = text[text.index(b"USERCOPY-LAB-READY") + len(b"USERCOPY-LAB-READY"):]
+    feed = tmp_path / "console.txt"
+    feed.write_bytes(after)
+    child = pexpect.spawn(sys.executable, ["-c", WRITER, str(feed)], encoding="utf-8",
+                          codec_errors="replace", searchwindowsize=WINDOW, maxread=MAXREAD,
+                          timeout=30)
+    results = {}
+    try:
+        for step in steps:
+            failures = [f.message for f in step.failures]
+            patterns = [NEVER] + failures + list(step.successes)
+            try:
+                i = child.expect(patterns)
+            except pexpect.EOF:
+                results[step.name] = "fail"
+                break
+            results[step.name] = "pass" if i > len(failures) else "fail"
+            if 1 <= i <= len(failures) and step.failures[i - 1].exception:
+                break
+    finally:
+        child.close(force=True)
+    return results
+
+
+@pytest.mark.parametrize("suite,name,console", [
+    ("default", "USERCOPY_SLAB_SIZE_TO", "console-series/default/USERCOPY_SLAB_SIZE_TO.log"),
+    ("default", "USERCOPY_KMALLOC_SPLIT_TO", "console-series/nosplit/USERCOPY_KMALLOC_SPLIT_TO.log"),
+    ("fallback", "USERCOPY_WHITELIST_TWO_CACHES_TO",
+     "console-series/fallback/USERCOPY_WHITELIST_TWO_CACHES_TO.log"),
+    ("seeds", "rds-tcp-cookie", "rds/mutant-rds-no-region/seeds/rds-tcp-cookie.log"),
+])
+def test_replay_records_what_pexpect_records(suite, name, console, tmp_path):
+    job = next(j for j in suite_jobs(SUITES[suite]) if j.name == name)
+    path = TESTDATA / console
+    ours = replay(job.plan, path.read_bytes().decode("utf-8", errors="replace")).results
+    assert through_pexpect(job.plan.steps, path, tmp_path) == ours
+
+
+LOGS = sorted((TESTDATA / "lava").glob("*--*.lava.yaml"))
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.name for p in LOGS])
+def test_lavas_own_record_is_the_replay_and_the_match(log, tmp_path):
+    """The suite and job of a log come from its file name:
+    SUITE--NAME[--WHAT].lava.yaml (WHAT: the kernel, when not the suite's)."""
+    suite, name = log.name.removesuffix(".lava.yaml").split("--")[:2]
+    job = find_job(SUITES, suite, name)
+    text = log.read_text()
+    rec = record_from_log(text)
+    console = console_from_lava_log(text)
+    assert rec.cases == replay(job.plan, console).results
+    path = tmp_path / f"{name}.log"
+    path.write_text(console)
+    golden = SUITES[suite].golden()
+    if job.check:
+        match = evaluate_check_log(suite, name, path, golden=golden.get(check_golden_name(name)))
+    else:
+        trig = next(t for t in SUITES[suite].triggers() if t.name == name)
+        match = evaluate_log(suite, name, path, golden[name],
+                             trig.expected_text if SUITES[suite].expected_text else "")
+    assert trigger_result(job, rec, str(log)).verdict == match.verdict
