@@ -96,8 +96,19 @@ arch-deps: deps
 tree: deps
 	@scripts/prepare-tree.sh $(TARBALL) $(TREE) patches
 
+# PREBUILT=1: the kernels are already in $(BUILD)/kernel-NAME (e.g. left
+# there by `scripts/series-check.sh --keep $(BUILD)`, whose matrix rows 50,
+# a0 and b0 are the module, i386 and arm64 kernels): no kbuild, the image
+# must exist.  For make suite-module / suite-arch after a series-check.
+PREBUILT ?=
+define prebuilt_image
+	@[ -f $(1) ] || { echo "PREBUILT: $(1) missing (series-check --keep $(BUILD)?)"; exit 1; }
+	@echo "kernel: $(1) (prebuilt: $$(cat $(dir $(1))/../../../.series-check-row 2>/dev/null | head -n 1))"
+endef
+
 # An x86-64 kernel variant NAME ($(1)): its .config, then kbuild (bzImage,
 # and the modules when the variant builds any as =m).
+ifeq ($(PREBUILT),)
 define x86_kernel_build
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
 		$(wildcard kernel-config/variant-$(1).config)
@@ -106,6 +117,9 @@ define x86_kernel_build
 		`grep -qx 'CONFIG_[A-Z0-9_]*=m' $(BUILD)/kernel-$(1)/.config && echo modules`
 	@echo "kernel: $$@"
 endef
+else
+x86_kernel_build = $(call prebuilt_image,$(BUILD)/kernel-$(1)/arch/x86/boot/bzImage)
+endif
 
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	$(call x86_kernel_build,$*)
@@ -137,6 +151,12 @@ KIMAGE_arm64    := arch/arm64/boot/Image
 HOSTCC_arm64    := aarch64-linux-gnu-gcc
 ARCH_IMAGES     := $(foreach a,$(ARCHES),$(BUILD)/kernel-$(a)/$(KIMAGE_$(a)))
 
+ifneq ($(PREBUILT),)
+define arch_kernel
+$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): FORCE
+	$(call prebuilt_image,$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)))
+endef
+else
 define arch_kernel
 $(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): arch-deps tree FORCE
 	@ARCH=$(KARCH_$(1)) CROSS_COMPILE=$(KCROSS_$(1)) scripts/kernel-config.sh $(TREE) \
@@ -146,6 +166,7 @@ $(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): arch-deps tree FORCE
 		CROSS_COMPILE=$(KCROSS_$(1)) CC="$(KCC_$(1))" -j$(JOBS) $(KTARGET_$(1))
 	@echo "kernel: $$@"
 endef
+endif
 $(foreach a,$(ARCHES),$(eval $(call arch_kernel,$(a))))
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage
