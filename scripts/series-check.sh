@@ -226,6 +226,11 @@ kmake() {
 	return $rc
 }
 
+# waited: ", after N s waiting for the lock" when the last build waited.
+waited() {
+	[ "$lock_wait" -gt 0 ] && printf ', after %ss waiting for the lock' "$lock_wait"
+}
+
 build() { # LOGNAME [MAKE ARGS...] -> 0/1; sets build_status (yes/NO), build_secs, build_warn
 	local name=$1 t0=$SECONDS cfg src odir a objs=() mod=0 args=()
 	shift
@@ -429,11 +434,6 @@ new_row() { # NAME: a new row of the table; sets tag
 end_row() { # after build(): fill the row and say it in the log
 	v_build[nv]=$build_status; v_secs[nv]=$build_secs; v_warn[nv]=$build_warn
 	log "matrix ${v_name[nv]}: $build_status in ${build_secs}s, $build_warn warning lines$(waited)"
-}
-
-# waited: ", after N s waiting for the lock" when the last build waited.
-waited() {
-	[ "$lock_wait" -gt 0 ] && printf ', after %ss waiting for the lock' "$lock_wait"
 }
 
 # options_of FRAGMENT: the option lines it sets, sorted.
