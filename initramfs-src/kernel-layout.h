@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* include/linux/msg.h (6.1): the header of a SysV message. */
@@ -48,13 +49,14 @@ struct kmalloc_class {
 
 /*
  * The kmalloc-N caches of the running kernel (not -cg-, -rcl-, dma-),
- * smallest first, from /proc/slabinfo (SLUB and SLAB both list them, with
- * the object size in the fourth column).  Returns how many, -1 without
- * /proc/slabinfo.
+ * smallest first, from /proc/slabinfo.  The object size is the name's N
+ * ("96", "1k"): slabinfo's fourth column is SLUB's s->size, which with
+ * slub_debug=U (the nokmem suite) includes the tracking data (kmalloc-8
+ * read 80 there).  Returns how many, -1 without /proc/slabinfo.
  */
 static inline int kmalloc_classes(struct kmalloc_class *out, int max)
 {
-	char line[512], name[128];
+	char line[512], name[128], *end;
 	long active, num, objsize;
 	int n = 0, i, j;
 	FILE *f = fopen("/proc/slabinfo", "r");
@@ -65,6 +67,13 @@ static inline int kmalloc_classes(struct kmalloc_class *out, int max)
 		if (sscanf(line, "%127s %ld %ld %ld", name, &active, &num,
 			   &objsize) != 4 || strncmp(name, "kmalloc-", 8) ||
 		    strchr(name + 8, '-') || strlen(name + 8) >= sizeof(out->name))
+			continue;
+		objsize = strtol(name + 8, &end, 10);
+		if (*end == 'k') {
+			objsize *= 1024;
+			end++;
+		}
+		if (objsize <= 0 || *end)
 			continue;
 		strcpy(out[n].name, name + 8);
 		out[n++].size = objsize;
