@@ -25,7 +25,11 @@ XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
 # Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
 # lab.config + kernel-config/variant-NAME.config
-KERNEL_VARIANTS := default $(filter-out hunt,$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config)))
+# OPTIONAL_VARIANTS are built only when asked for (make kernel KERNEL=NAME,
+# make suite-module, make hunt), not by `make kernels`.
+OPTIONAL_VARIANTS := module hunt
+KERNEL_VARIANTS := default $(filter-out $(OPTIONAL_VARIANTS),\
+	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config)))
 KERNEL      ?= default
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
@@ -33,7 +37,8 @@ export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
-	results-check lava lava-run lava-farm shell soak fuzz-inputs
+	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
+	modules-cpio suite-module
 
 all: suite
 
@@ -52,6 +57,8 @@ help:
 	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
 	@echo "make kernels         build every kernel variant"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
+	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
+	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
 	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
@@ -78,17 +85,91 @@ help:
 deps:
 	@scripts/install-deps.sh
 
+# What the arch kernels and guests need besides `deps`: the cross compilers
+# (kernel and static helpers), their libcs, and qemu-system-aarch64.  The
+# other arches' busybox is fetched by scripts/arch-busybox.sh.
+ARCH_DEPS := qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+	gcc-i686-linux-gnu libc6-dev-i386-cross
+arch-deps: deps
+	@scripts/install-deps.sh --only $(ARCH_DEPS)
+
 # Re-extracts and re-applies the series only when the tarball or a series
 # file changed (hash stamp); otherwise a no-op, so kbuild stays incremental.
 tree: deps
 	@scripts/prepare-tree.sh $(TARBALL) $(TREE) patches
 
+# PREBUILT=1: the kernels are already in $(BUILD)/kernel-NAME (e.g. left
+# there by `scripts/series-check.sh --keep $(BUILD)`, whose matrix rows 50,
+# a0 and b0 are the module, i386 and arm64 kernels): no kbuild, the image
+# must exist.  For make suite-module / suite-arch after a series-check.
+PREBUILT ?=
+define prebuilt_image
+	@[ -f $(1) ] || { echo "PREBUILT: $(1) missing (series-check --keep $(BUILD)?)"; exit 1; }
+	@echo "kernel: $(1) (prebuilt: $$(cat $(dir $(1))/../../../.series-check-row 2>/dev/null | head -n 1))"
+endef
+
+# An x86-64 kernel variant NAME ($(1)): its .config, then kbuild (bzImage,
+# and the modules when the variant builds any as =m).
+ifeq ($(PREBUILT),)
+define x86_kernel_build
+	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
+		$(wildcard kernel-config/variant-$(1).config)
+	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) CC="ccache gcc" -j$(JOBS) bzImage \
+		`grep -qx 'CONFIG_[A-Z0-9_]*=m' $(BUILD)/kernel-$(1)/.config && echo modules`
+	@echo "kernel: $$@"
+endef
+else
+x86_kernel_build = $(call prebuilt_image,$(BUILD)/kernel-$(1)/arch/x86/boot/bzImage)
+endif
+
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
-	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$* kernel-config/lab.config \
-		$(wildcard kernel-config/variant-$*.config)
-	+@scripts/kbuild-progress.py $* $(BUILD_ABS)/kernel-$* -- $(MAKE) --no-print-directory \
-		-C $(TREE) O=$(BUILD_ABS)/kernel-$* CC="ccache gcc" -j$(JOBS) bzImage
-	@echo "kernel: $@"
+	$(call x86_kernel_build,$*)
+
+# A kernel's modules as a newc archive that follows the shared initramfs in
+# a modules suite's guests (suites.toml modules = true): LKDTM's module.
+MODULES_KO := drivers/misc/lkdtm/lkdtm.ko
+$(BUILD)/kernel-%/modules.cpio: $(BUILD)/kernel-%/arch/x86/boot/bzImage $(GEN_CPIO)
+	@scripts/modules-cpio.sh $(GEN_CPIO) $(BUILD)/kernel-$* $@ $(MODULES_KO)
+
+modules-cpio: $(BUILD)/kernel-$(KERNEL)/modules.cpio
+
+# Kernels for other architectures (docs/arches.md): build/kernel-ARCH/ from
+# lab.config + kernel-config/arch-ARCH.config, merged onto `make ARCH=...
+# tinyconfig`; each with its kbuild ARCH, compiler and boot image.  Not in
+# `make kernels` (the arch suites run behind `make suite-arch`).
+ARCHES          := $(patsubst kernel-config/arch-%.config,%,$(wildcard kernel-config/arch-*.config))
+KARCH_i386      := i386
+KCROSS_i386     :=
+KCC_i386        := ccache gcc
+KTARGET_i386    := bzImage
+KIMAGE_i386     := arch/x86/boot/bzImage
+HOSTCC_i386     := i686-linux-gnu-gcc
+KARCH_arm64     := arm64
+KCROSS_arm64    := aarch64-linux-gnu-
+KCC_arm64       := ccache aarch64-linux-gnu-gcc
+KTARGET_arm64   := Image
+KIMAGE_arm64    := arch/arm64/boot/Image
+HOSTCC_arm64    := aarch64-linux-gnu-gcc
+ARCH_IMAGES     := $(foreach a,$(ARCHES),$(BUILD)/kernel-$(a)/$(KIMAGE_$(a)))
+
+ifneq ($(PREBUILT),)
+define arch_kernel
+$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): FORCE
+	$(call prebuilt_image,$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)))
+endef
+else
+define arch_kernel
+$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): arch-deps tree FORCE
+	@ARCH=$(KARCH_$(1)) CROSS_COMPILE=$(KCROSS_$(1)) scripts/kernel-config.sh $(TREE) \
+		$(BUILD)/kernel-$(1) kernel-config/lab.config kernel-config/arch-$(1).config
+	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) ARCH=$(KARCH_$(1)) \
+		CROSS_COMPILE=$(KCROSS_$(1)) CC="$(KCC_$(1))" -j$(JOBS) $(KTARGET_$(1))
+	@echo "kernel: $$@"
+endef
+endif
+$(foreach a,$(ARCHES),$(eval $(call arch_kernel,$(a))))
 
 # The hunt kernel (make hunt, docs/hunt.md) is the seeds kernel plus
 # variant-hunt.config: three fragments, and not one of `make kernels`.
@@ -119,6 +200,29 @@ initramfs: deps $(GEN_CPIO) $(patsubst initramfs-src/%.c,$(HELPERS_OUT)/%,$(HELP
 	@mkdir -p $(HELPERS_OUT)
 	@scripts/build-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HELPERS_OUT) $(TREE) $(DATA_OUT)
 
+# The userland of another arch's guests, build/initramfs-ARCH.cpio: Debian's
+# busybox-static of that arch (scripts/arch-busybox.sh), the same init, and
+# the check programs cross-built static with HOSTCC_ARCH (their kernel
+# layouts come from the arch's compiler and the guest: kernel-layout.h).
+# No data files and no selftests runner (the arch suites run neither).
+ARCH_HELPERS := $(patsubst initramfs-src/%.c,%,$(HELPER_SRCS))
+
+define arch_initramfs
+$(BUILD)/initramfs-helpers-$(1)/%: initramfs-src/%.c $(wildcard initramfs-src/*.h) | arch-deps
+	@mkdir -p $$(@D)
+	$(HOSTCC_$(1)) -static -O2 -Wall -Wextra -Werror -o $$@ $$<
+
+$(BUILD)/arch-$(1)/busybox: scripts/arch-busybox.sh | arch-deps
+	@scripts/arch-busybox.sh $(1) $$@
+
+initramfs-$(1): arch-deps $(GEN_CPIO) $(BUILD)/arch-$(1)/busybox \
+		$(foreach h,$(ARCH_HELPERS),$(BUILD)/initramfs-helpers-$(1)/$(h))
+	@BUSYBOX=$(BUILD)/arch-$(1)/busybox scripts/build-initramfs.sh $(GEN_CPIO) \
+		$(BUILD)/initramfs-$(1).cpio $(BUILD)/initramfs-helpers-$(1)
+endef
+$(foreach a,$(ARCHES),$(eval $(call arch_initramfs,$(a))))
+.PHONY: $(foreach a,$(ARCHES),initramfs-$(a))
+
 # The seeds suite's whitelist audit computes these itself when they are
 # missing or stale; this target only shows them (and caches them).
 whitelist-dwarf: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
@@ -133,6 +237,24 @@ boot: initramfs
 	+kernel=$$($(HARNESS) suite-kernel "$(SUITE)") && $(MAKE) kernel KERNEL="$$kernel"
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
 		--suite "$(SUITE)" --trigger "$(TRIGGER)" --live --boot full
+
+# One arch's suite (suites.toml [ARCH]: the default suite's triggers on an
+# i386 or arm64 guest; docs/arches.md), with its kernel and initramfs.
+# Not part of `make test`: each arch kernel is one more cold kernel build.
+ARCH ?= arm64
+suite-arch:
+	@case " $(ARCHES) " in *" $(ARCH) "*) ;; \
+	*) echo "usage: make suite-arch ARCH=NAME (have: $(ARCHES))"; exit 2 ;; esac
+	+$(MAKE) --no-print-directory $(BUILD)/kernel-$(ARCH)/$(KIMAGE_$(ARCH)) initramfs initramfs-$(ARCH)
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite $(ARCH)
+
+# LKDTM as a module (suites.toml [module]): the module kernel, its modules
+# archive, then every default trigger with lkdtm.ko insmodded by init.  Not
+# part of `make test`: one more cold kernel (MODULES=y is a global change).
+suite-module: $(BUILD)/kernel-module/modules.cpio initramfs
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite module
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }

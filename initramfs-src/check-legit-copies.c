@@ -17,23 +17,31 @@
  *              (mm_struct whitelist) at every offset and length;
  *              prctl(PR_SET_MM, PR_SET_MM_AUXV) (stack buffer, then memcpy);
  *              prctl(PR_GET_AUXV) is tried and is not in 6.1 (added in 6.4).
- *  fpu         ptrace PTRACE_GETREGSET/SETREGSET with NT_PRFPREG and
- *              NT_X86_XSTATE, PTRACE_GETFPREGS/SETFPREGS on a stopped child,
- *              and signal delivery (FPU state in the signal frame).  In 6.1
- *              the regset get side goes through a kvzalloc() bounce buffer
- *              (kernel/regset.c) and the 64-bit signal frame uses XSAVE/XRSTOR
- *              on user memory; the task_struct FPU window is copied
- *              directly only by the ia32 sigreturn path (IA32_EMULATION is
- *              off in lab.config).
+ *  fpu         ptrace PTRACE_GETREGSET/SETREGSET of the arch's FP regsets
+ *              (x86-64: NT_PRFPREG, NT_X86_XSTATE; i386: NT_PRFPREG,
+ *              NT_PRXFPREG, NT_X86_XSTATE; arm64: NT_PRFPREG, NT_ARM_TLS),
+ *              whole and partial, x86's PTRACE_GETFPREGS/SETFPREGS, on a
+ *              stopped child, and signal delivery (FP state in the signal
+ *              frame).  In 6.1 the regset get side goes through a
+ *              kvzalloc() bounce buffer (kernel/regset.c); the x86-64
+ *              signal frame uses XSAVE/XRSTOR on user memory, so there the
+ *              task_struct FPU window is copied directly only by the ia32
+ *              sigreturn path (IA32_EMULATION is off in lab.config), which
+ *              is native i386's (arch/x86/kernel/fpu/signal.c
+ *              __fpu_restore_sig(): copy_sigframe_from_user_to_xstate()
+ *              into current's fpstate); arm64's signal frame gets
+ *              thread.uw.fpsimd_state (its task_struct whitelist) by
+ *              __copy_to_user() straight from task_struct.
  *  sctp        SCTP_INITMSG getsockopt copies sctp_sock.initmsg (SCTP/SCTPv6
  *              whitelist); SCTP_EVENTS get (stack) and every SCTP setsockopt
  *              (memdup_sockptr(): kmalloc-<n>, not converted by patches/0007).
  *  raw         ICMP_FILTER / ICMPV6_FILTER get and set copy raw_sock.filter
  *              and raw6_sock.filter directly (RAW/RAWv6 whitelists), every
  *              length from 0 to the filter size and beyond.
- *  msg         SysV messages of every kmalloc size class (msg_msg and
- *              msg_msgseg: msg_msg-<n>/msg_msgseg-<n> with patches/0005,
- *              window = the text after the header) up to 64 KiB,
+ *  msg         SysV messages of every kmalloc size class of the guest
+ *              (msg_msg and msg_msgseg: msg_msg-<n>/msg_msgseg-<n> with
+ *              patches/0005, window = the text after the header;
+ *              kernel-layout.h) up to 64 KiB,
  *              msgrcv whole and truncated (MSG_NOERROR).
  *  exec        execve with long argv/envp (copy_strings(): strnlen_user +
  *              copy_from_user into the new stack's pages).
@@ -84,6 +92,8 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+
+#include "kernel-layout.h"
 
 #define PREFIX "usercopy-lab-check: "
 #define WORKDIR "/tmp/legit"
@@ -317,6 +327,38 @@ static void on_usr1(int sig)
 }
 
 /*
+ * The FP regsets of the guest's arch, and the size of the first from its
+ * uapi/libc header (struct user_fpregs_struct: 512 bytes on x86-64, the
+ * FSAVE image of 108 on i386; arm64's struct user_fpsimd_struct: 528).
+ * NT_X86_XSTATE's size depends on the CPU, NT_ARM_TLS's on SME: both are
+ * read from the kernel (GETREGSET clamps the length to the whole set).
+ */
+struct fp_regset {
+	int type;
+	const char *name;
+	size_t header_size;	/* 0: take the size the kernel reports */
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+#define FPREGS struct user_fpregs_struct
+static const struct fp_regset fp_regsets[] = {
+	{ NT_PRFPREG, "NT_PRFPREG", sizeof(struct user_fpregs_struct) },
+#ifdef __i386__
+	{ NT_PRXFPREG, "NT_PRXFPREG", sizeof(struct user_fpxregs_struct) },
+#endif
+	{ NT_X86_XSTATE, "NT_X86_XSTATE", 0 },
+};
+#elif defined(__aarch64__)
+static const struct fp_regset fp_regsets[] = {
+	{ NT_PRFPREG, "NT_PRFPREG", sizeof(struct user_fpsimd_struct) },
+	{ NT_ARM_TLS, "NT_ARM_TLS", 0 },
+};
+#else
+#error "check-legit-copies: no FP regsets for this arch"
+#endif
+#define NR_FP_REGSETS (int)(sizeof(fp_regsets) / sizeof(fp_regsets[0]))
+
+/*
  * GETREGSET of len bytes of a regset of full bytes.  A partial read must be
  * the start of the whole set; the whole set is written back with SETREGSET
  * (xfpregs_set() and xstateregs_set() refuse partial writes) and read again.
@@ -326,10 +368,11 @@ static void regset_round(pid_t pid, int type, size_t len, size_t full,
 {
 	static char a[8192], b[8192];
 	struct iovec io = { a, len };
+	int ok;
 
-	call(G_FPU, !ptrace(PTRACE_GETREGSET, pid, (void *)(long)type, &io) &&
-	     io.iov_len == len, "GETREGSET %s len %zu: %s, got %zu", what, len,
-	     strerror(errno), io.iov_len);
+	ok = !ptrace(PTRACE_GETREGSET, pid, (void *)(long)type, &io);
+	call(G_FPU, ok && io.iov_len == len, "GETREGSET %s len %zu: %s, got %zu",
+	     what, len, ok ? "short" : strerror(errno), io.iov_len);
 	io.iov_base = b;
 	io.iov_len = full;
 	call(G_FPU, !ptrace(PTRACE_GETREGSET, pid, (void *)(long)type, &io) &&
@@ -342,17 +385,32 @@ static void regset_round(pid_t pid, int type, size_t len, size_t full,
 	     "SETREGSET %s len %zu: %s", what, full, strerror(errno));
 	io.iov_base = b;
 	call(G_FPU, !ptrace(PTRACE_GETREGSET, pid, (void *)(long)type, &io) &&
-	     io.iov_len == full && !memcmp(a, b, 32),
+	     io.iov_len == full && !memcmp(a, b, full < 32 ? full : 32),
 	     "GETREGSET %s after SETREGSET differs", what);
 }
 
+/* The i-th partial length of a set of full bytes: a multiple of 16 below it. */
+static size_t partial_len(int i, size_t full)
+{
+	size_t steps = (full - 1) / 16;
+
+	return steps ? 16 * (1 + (i * 7) % steps) : full;
+}
+
+/*
+ * FP state in and out of the kernel: signal delivery and return (x86: the
+ * FPU state in the signal frame, XSAVE/XRSTOR on user memory; arm64:
+ * preserve_fpsimd_context() copies task_struct's thread.uw.fpsimd_state,
+ * the arm64 task_struct whitelist, straight to the frame), and the FP
+ * regsets of a stopped tracee, whole and partial (6.1: kernel/regset.c's
+ * bounce buffer on the get side), plus x86's GETFPREGS/SETFPREGS.
+ */
 static void do_fpu(void)
 {
-	struct user_fpregs_struct fp;
 	struct sigaction sa = { .sa_handler = on_usr1 };
-	struct iovec io = { big, sizeof(big) };
-	size_t xlen = 0;
-	int status, i;
+	size_t full[NR_FP_REGSETS];
+	char sizes[120] = "";
+	int status, i, r;
 	pid_t pid;
 
 	sigaction(SIGUSR1, &sa, NULL);
@@ -372,28 +430,56 @@ static void do_fpu(void)
 	}
 	call(G_FPU, waitpid(pid, &status, 0) == pid && WIFSTOPPED(status),
 	     "tracee did not stop: status %#x", status);
-	if (!ptrace(PTRACE_GETREGSET, pid, (void *)NT_X86_XSTATE, &io))
-		xlen = io.iov_len;
-	call(G_FPU, xlen >= 576, "GETREGSET NT_X86_XSTATE: %zu bytes (%s)", xlen,
-	     strerror(errno));
+	for (r = 0; r < NR_FP_REGSETS; r++) {
+		const struct fp_regset *rs = &fp_regsets[r];
+		struct iovec io = { big, sizeof(big) };
+		size_t l = strlen(sizes);
+
+		full[r] = 0;
+		if (!ptrace(PTRACE_GETREGSET, pid, (void *)(long)rs->type, &io))
+			full[r] = io.iov_len;
+		call(G_FPU, full[r] && (!rs->header_size || full[r] == rs->header_size),
+		     "GETREGSET %s: %zu bytes (header: %zu; %s)", rs->name, full[r],
+		     rs->header_size, strerror(errno));
+		snprintf(sizes + l, sizeof(sizes) - l, "%s%s %zu", l ? ", " : "",
+			 rs->name, full[r]);
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	/* The legacy FXSAVE area and the XSAVE header at least. */
+	call(G_FPU, full[NR_FP_REGSETS - 1] >= 576, "NT_X86_XSTATE: %zu bytes",
+	     full[NR_FP_REGSETS - 1]);
+#endif
 	for (i = 0; i < 20; i++) {
-		regset_round(pid, NT_PRFPREG, sizeof(fp), sizeof(fp), "NT_PRFPREG");
-		regset_round(pid, NT_PRFPREG, 160 + i * 16, sizeof(fp), "NT_PRFPREG");
-		if (xlen) {
-			regset_round(pid, NT_X86_XSTATE, xlen, xlen, "NT_X86_XSTATE");
-			regset_round(pid, NT_X86_XSTATE, 64 + i * 40, xlen,
-				     "NT_X86_XSTATE");
+		for (r = 0; r < NR_FP_REGSETS; r++) {
+			if (!full[r])
+				continue;
+			regset_round(pid, fp_regsets[r].type, full[r], full[r],
+				     fp_regsets[r].name);
+			regset_round(pid, fp_regsets[r].type, partial_len(i, full[r]),
+				     full[r], fp_regsets[r].name);
 		}
-		call(G_FPU, !ptrace(PTRACE_GETFPREGS, pid, NULL, &fp),
-		     "GETFPREGS: %s", strerror(errno));
-		call(G_FPU, !ptrace(PTRACE_SETFPREGS, pid, NULL, &fp),
-		     "SETFPREGS: %s", strerror(errno));
+#ifdef FPREGS
+		{
+			FPREGS fp;
+
+			call(G_FPU, !ptrace(PTRACE_GETFPREGS, pid, NULL, &fp),
+			     "GETFPREGS: %s", strerror(errno));
+			call(G_FPU, !ptrace(PTRACE_SETFPREGS, pid, NULL, &fp),
+			     "SETFPREGS: %s", strerror(errno));
+		}
+#endif
 	}
 	ptrace(PTRACE_CONT, pid, NULL, NULL);
 	call(G_FPU, waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	     !WEXITSTATUS(status), "tracee ended with status %#x", status);
-	note(G_FPU, "200 signals; GET/SETREGSET NT_PRFPREG and NT_X86_XSTATE "
-	     "(%zu bytes), whole and partial; GET/SETFPREGS", xlen);
+	note(G_FPU, "200 signals; GET/SETREGSET %s bytes, whole and partial%s",
+	     sizes,
+#ifdef FPREGS
+	     "; GET/SETFPREGS"
+#else
+	     ""
+#endif
+	     );
 }
 
 /* ------------------------------------------------------------- sockets */
@@ -511,13 +597,14 @@ static void msg_round(int q, size_t len)
 
 static void do_msg(void)
 {
-	/* kmalloc size classes; struct msg_msg is 48 bytes, msg_msgseg 8 */
-	static const int classes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 512,
-				       1024, 2048, 4096 };
 	static const int large[] = { 8192, 16384, 32768, 65535, 65536 };
-	const int hdr = 48, seghdr = 8, first = 4096 - hdr;
+	struct kmalloc_class classes[MAX_KMALLOC_CLASSES];
+	const int hdr = MSG_MSG_HDR, seghdr = MSG_SEG_HDR, first = 4096 - hdr;
+	int nr = kmalloc_classes(classes, MAX_KMALLOC_CLASSES);
 	FILE *f;
 	int q, i, sizes = 0;
+
+	call(G_MSG, nr > 0, "no kmalloc classes in /proc/slabinfo");
 
 	f = fopen("/proc/sys/kernel/msgmax", "w");
 	if (f) {
@@ -535,8 +622,8 @@ static void do_msg(void)
 		return;
 	for (i = 0; i <= 16; i++, sizes++)
 		msg_round(q, i);
-	for (i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++) {
-		int c = classes[i];
+	for (i = 0; i < nr && classes[i].size <= 4096; i++) {
+		int c = classes[i].size;
 
 		if (c > hdr) {	/* msg_msg exactly filling class c, and one more */
 			msg_round(q, c - hdr);
@@ -553,7 +640,8 @@ static void do_msg(void)
 		msg_round(q, large[i]);
 	msgctl(q, IPC_RMID, NULL);
 	note(G_MSG, "%d message sizes 0..65536 (every msg_msg and msg_msgseg "
-	     "size class), whole and truncated msgrcv", sizes);
+	     "size class of %d, headers %d and %d bytes), whole and truncated "
+	     "msgrcv", sizes, nr, hdr, seghdr);
 }
 
 /* ------------------------------------------------------------- exec */

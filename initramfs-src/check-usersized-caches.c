@@ -11,11 +11,13 @@
  *      whole object is whitelisted: useroffset 0, usersize == object_size;
  *    - every kmalloc-N size has msg_msg-N and msg_msgseg-N caches (ipc/
  *      msgutil.c, kmem_buckets_create()) whose window is the text after
- *      the header: useroffset sizeof(struct msg_msg) = 48 (msg_msgseg: 8),
- *      usersize min(N - useroffset, PAGE_SIZE - useroffset), none at all
- *      when N <= useroffset.
+ *      the header: useroffset sizeof(struct msg_msg) (msg_msgseg: sizeof
+ *      struct msg_msgseg; kernel-layout.h: 48 and 8 on 64-bit, 24 and 4 on
+ *      i386), usersize min(N - useroffset, PAGE_SIZE - useroffset), none
+ *      at all when N <= useroffset.
  * 2. SysV messages of several sizes, queued and so alive, land in msg_msg-N
- *    (and the part beyond the first page in msg_msgseg-N): its in-use
+ *    (and the part beyond the first page in msg_msgseg-N), N the smallest
+ *    kmalloc size class of the guest holding header + text: its in-use
  *    object count (/proc/slabinfo, SLUB and SLAB) grows by at least the
  *    number of messages while usersized-kmalloc-N, kmalloc-N and
  *    kmalloc-cg-N do not.
@@ -38,14 +40,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernel-layout.h"
 #include "lab-check.h"
 
 #define NR_ALLOCS 128
 #define PAGE 4096
-/* sizeof(struct msg_msg) on x86_64: list_head, m_type, m_ts, next, security */
-#define MSG_MSG_HDR 48
-/* sizeof(struct msg_msgseg): next */
-#define MSG_SEG_HDR 8
 
 /* active_objs of cache in /proc/slabinfo, -1 if absent. */
 static long active_objs(const char *cache)
@@ -193,24 +192,49 @@ static void check_growth(const char *what, struct counts *c, long want)
 	result(ok, "%ld %s: %s +%ld%s", want, what, c->names[0], grown, others);
 }
 
-static void check_msg(size_t len, const char *size_name, const char *seg_name)
+static struct kmalloc_class classes[MAX_KMALLOC_CLASSES];
+static int nr_classes;
+
+/*
+ * A message of len bytes: the header and the text up to a page in
+ * msg_msg-N, the rest (if any) after a msg_msgseg header in msg_msgseg-M
+ * (ipc/msgutil.c alloc_msg()), N and M the guest's kmalloc classes.
+ */
+static void check_msg(size_t len)
 {
 	static struct { long mtype; char mtext[PAGE + 512]; } msg = { .mtype = 1 };
 	char target[64], usersized[64], plain[64], cg[64], what[96];
 	char segs[64], seg_usersized[64], seg_cg[64];
 	struct counts c = { .names = { target, usersized, plain, cg } };
 	struct counts s = { .names = { segs, seg_usersized, seg_cg } };
+	long first = MSG_MSG_HDR + (long)len, rest = 0;
+	const struct kmalloc_class *k, *seg = NULL;
+	const char *size_name, *seg_name = NULL;
 	int q, i;
+
+	if (first > PAGE) {
+		rest = first - PAGE;
+		first = PAGE;
+		seg = kmalloc_class_of(classes, nr_classes, MSG_SEG_HDR + rest);
+	}
+	k = kmalloc_class_of(classes, nr_classes, first);
+	if (!k || (rest && !seg)) {
+		result(0, "no kmalloc class for a message of %zu bytes (%d classes "
+		       "in /proc/slabinfo)", len, nr_classes);
+		return;
+	}
+	size_name = k->name;
+	seg_name = seg ? seg->name : NULL;
 
 	snprintf(target, sizeof(target), "msg_msg-%s", size_name);
 	snprintf(usersized, sizeof(usersized), "usersized-kmalloc-%s", size_name);
 	snprintf(plain, sizeof(plain), "kmalloc-%s", size_name);
 	snprintf(cg, sizeof(cg), "kmalloc-cg-%s", size_name);
 	if (seg_name) {
-		snprintf(segs, sizeof(segs), "msg_msgseg-%s", seg_name);
+		snprintf(segs, sizeof(segs), "msg_msgseg-%.15s", seg_name);
 		snprintf(seg_usersized, sizeof(seg_usersized),
-			 "usersized-kmalloc-%s", seg_name);
-		snprintf(seg_cg, sizeof(seg_cg), "kmalloc-cg-%s", seg_name);
+			 "usersized-kmalloc-%.15s", seg_name);
+		snprintf(seg_cg, sizeof(seg_cg), "kmalloc-cg-%.15s", seg_name);
 	}
 	if (snapshot(&c) || (seg_name && snapshot(&s)))
 		return;
@@ -232,10 +256,38 @@ static void check_msg(size_t len, const char *size_name, const char *seg_name)
 	check_growth(what, &c, NR_ALLOCS);
 	if (seg_name) {
 		snprintf(what, sizeof(what), "segments of %zu bytes",
-			 len - (PAGE - MSG_MSG_HDR));
+			 len - (size_t)(PAGE - MSG_MSG_HDR));
 		check_growth(what, &s, NR_ALLOCS);
 	}
 	msgctl(q, IPC_RMID, NULL);
+}
+
+/*
+ * Messages exactly filling distinct msg_msg-N caches: the two smallest
+ * above the header, the first of at least 256 and of 1 KiB (x86-64:
+ * msg_msg-64, -96, -256, -1k; i386: -32, -64, -256, -1k; arm64: -128,
+ * -256, -1k).  Distinct, because slabinfo's active count of SLUB counts the
+ * free objects of a CPU slab as active: messages freed by an earlier check
+ * of the same cache would hide the growth of the next.
+ */
+static void check_msgs(void)
+{
+	const struct kmalloc_class *picked[4] = {
+		kmalloc_class_of(classes, nr_classes, MSG_MSG_HDR + 1), NULL,
+		kmalloc_class_of(classes, nr_classes, 256),
+		kmalloc_class_of(classes, nr_classes, 1024),
+	};
+	int i, j;
+
+	if (picked[0])
+		picked[1] = kmalloc_class_of(classes, nr_classes, picked[0]->size + 1);
+	for (i = 0; i < 4; i++) {
+		for (j = 0; j < i && picked[i]; j++)
+			if (picked[j] == picked[i])
+				picked[i] = NULL;
+		if (picked[i])
+			check_msg(picked[i]->size - MSG_MSG_HDR);
+	}
 }
 
 static void check_seq_file(void)
@@ -276,12 +328,13 @@ int main(void)
 		fclose(f);
 	}
 	check_sysfs();
-	check_msg(16, "64", NULL);		/* 48 + 16 = 64 */
-	check_msg(40, "96", NULL);		/* 48 + 40 = 88 -> 96 */
-	check_msg(200, "256", NULL);		/* 48 + 200 = 248 -> 256 */
-	check_msg(900, "1k", NULL);		/* 48 + 900 = 948 -> 1k */
-	/* 4048 + 200: a full msg_msg-4k and a segment of 8 + 200 -> 256 */
-	check_msg(PAGE - MSG_MSG_HDR + 200, "4k", "256");
+	nr_classes = kmalloc_classes(classes, MAX_KMALLOC_CLASSES);
+	result(nr_classes > 0, "%d kmalloc size classes in /proc/slabinfo, "
+	       "struct msg_msg %ld bytes, msg_msgseg %ld", nr_classes,
+	       MSG_MSG_HDR, MSG_SEG_HDR);
+	check_msgs();
+	/* a full first page in msg_msg-4k and a segment of 8 + 200 bytes */
+	check_msg(PAGE - MSG_MSG_HDR + 200);
 	check_seq_file();
 	printf(PREFIX "%d failed\n", failures);
 	return failures;

@@ -34,9 +34,10 @@
 /*
  * Copy the TAIL_SIZE bytes that end at @end to user space at @ubuf, or
  * from there into them. Returns false, after saying so, if it failed.
+ * Unused where neither test can run (LKDTM=m without SMP: both XFAIL).
  */
-static bool do_usercopy_tail(unsigned char __user *ubuf, void *end,
-			     bool to_user)
+static bool __maybe_unused do_usercopy_tail(unsigned char __user *ubuf,
+					    void *end, bool to_user)
 {
 	unsigned char *tail = (unsigned char *)end - TAIL_SIZE;
 	unsigned long left;
@@ -52,7 +53,7 @@ static bool do_usercopy_tail(unsigned char __user *ubuf, void *end,
 }
 
 /* A zeroed user buffer of PAGE_SIZE bytes, or 0. */
-static unsigned long tail_user_buffer(void)
+static unsigned long __maybe_unused tail_user_buffer(void)
 {
 	unsigned long uaddr;
 

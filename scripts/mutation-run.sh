@@ -10,12 +10,9 @@
 # (LKDTM triggers, or check programs of the suites) of every SUITE (default:
 # default) against that kernel.
 #
-# BUILD/kernel-mutant starts as a copy of BUILD/kernel-VARIANT (objects and
-# mtimes kept), so only what the mutation touches is rebuilt and relinked:
-# ccache cannot help a kernel with debug info built in another folder.  The
-# dependency files of the copy that name the variant's folder (objtool's
-# build records absolute paths) are pointed at the copy; left alone, they
-# make the copy relink objtool, and every object depends on objtool.
+# BUILD/kernel-mutant starts as a copy of BUILD/kernel-VARIANT
+# (scripts/copy-build.sh: objects and mtimes kept), so only what the
+# mutation touches is rebuilt and relinked.
 #
 # Judgement, per NAME and SUITE:
 #   - a SUITE without --golden-overlay: the NAME must FAIL against the
@@ -87,12 +84,7 @@ revert() {
 }
 
 t0=$SECONDS
-echo "mutation-run: copying $build/kernel-$variant to $build/kernel-mutant"
-rm -rf "$build/kernel-mutant"
-cp -a "$build/kernel-$variant" "$build/kernel-mutant"
-from=$(realpath "$build/kernel-$variant") to=$(realpath "$build/kernel-mutant")
-grep -rlF --include='.*.cmd' --include='*.d' "$from/" "$build/kernel-mutant" |
-	xargs -r sed -i "s|$from/|$to/|g"
+"$(dirname "$0")/copy-build.sh" --always "$build/kernel-$variant" "$build/kernel-mutant"
 mv "$tree.stamp" "$tree.stamp.mutated"
 patch -d "$tree" -p1 --batch --quiet < "$combined"
 trap 'revert; rm -rf "$times"' EXIT

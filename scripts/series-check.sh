@@ -36,6 +36,21 @@
 #                          The next run uses those trees once instead of
 #                          extracting again (a stamp file records that each is
 #                          untouched: the tarball, and the series' checksum).
+#       --keep DIR         keep the kernel of every matrix row whose file names a
+#                          lab kernel (`# matrix-keep: NAME`) as DIR/kernel-NAME
+#                          (env KEEP_DIR): boot image, vmlinux, System.map,
+#                          .config and modules at their kbuild paths.  Only if
+#                          the row sets exactly the options of that kernel's
+#                          fragment (kernel-config/variant-NAME.config or
+#                          arch-NAME.config), so it is that kernel: with
+#                          DIR = the lab's build/, `make suite-module` and
+#                          `make suite-arch ARCH=...` with PREBUILT=1 boot it
+#                          instead of building the same configuration again.
+#
+# Environment: SERIES_LOCK=FILE runs every kbuild under `flock FILE nice -n 5`,
+# one configuration per hold (the lock is released between rows, so other
+# users of the machine get their turn); each row's time is its own kbuild's,
+# the wait for the lock is said apart.
 #
 # One tree is extracted fresh from the tarball into BUILD_DIR/linux-source-6.1.
 # Then, for k = 1..n, patch k is applied with `patch -p1` (as the lab build
@@ -77,6 +92,8 @@ CROSS=1
 WHOLE=${WHOLE:-0}
 MATRIX=${MATRIX:-}
 EXTRACT_ONLY=0
+KEEP_DIR=${KEEP_DIR:-}
+SERIES_LOCK=${SERIES_LOCK:-}
 COMPILE_ONLY=${COMPILE_ONLY:-0}
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed -e '/^set -uo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
@@ -94,6 +111,7 @@ while [ $# -gt 0 ]; do
 	--matrix)	MATRIX=$2; shift 2 ;;
 	--extract-only)	EXTRACT_ONLY=1; shift ;;
 	--compile-only)	COMPILE_ONLY=1; shift ;;
+	--keep)		KEEP_DIR=$2; shift 2 ;;
 	-h|--help)	usage ;;
 	*)		echo "series-check: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -106,6 +124,7 @@ TARBALL=$(abspath "$TARBALL")
 BUILD_DIR=$(abspath "$BUILD_DIR")
 LAB_CONFIG=$(abspath "$LAB_CONFIG")
 SERIES=$(abspath "$SERIES")
+[ -z "$KEEP_DIR" ] || KEEP_DIR=$(abspath "$KEEP_DIR")
 
 [ -r "$TARBALL" ] || die "tarball $TARBALL not found"
 [ -r "$LAB_CONFIG" ] || die "config fragment $LAB_CONFIG not found"
@@ -191,9 +210,31 @@ module_symbols_exported() {
 	return 1
 }
 
+# kmake MAKE-ARGS...: make, under `flock $SERIES_LOCK nice -n 5` when
+# SERIES_LOCK is set; adds the seconds spent waiting for the lock to lock_wait.
+lock_wait=0
+kmake() {
+	local t0 held rc
+	[ -n "$SERIES_LOCK" ] || { make "$@"; return; }
+	held=$BUILD_DIR/.lock-held
+	rm -f "$held"
+	t0=$(date +%s)
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	flock "$SERIES_LOCK" bash -c 'date +%s > "$0"; exec nice -n 5 make "$@"' "$held" "$@"
+	rc=$?
+	lock_wait=$((lock_wait + $(cat "$held" 2>/dev/null || echo "$t0") - t0))
+	return $rc
+}
+
+# waited: ", after N s waiting for the lock" when the last build waited.
+waited() {
+	[ "$lock_wait" -gt 0 ] && printf ', after %ss waiting for the lock' "$lock_wait"
+}
+
 build() { # LOGNAME [MAKE ARGS...] -> 0/1; sets build_status (yes/NO), build_secs, build_warn
 	local name=$1 t0=$SECONDS cfg src odir a objs=() mod=0 args=()
 	shift
+	lock_wait=0
 	[ $# -gt 0 ] || set -- -C "$tree" CC="$KCC" bzImage
 	if [ "$COMPILE_ONLY" = 1 ]; then
 		# The make arguments without the targets; where the .config is.
@@ -210,8 +251,8 @@ build() { # LOGNAME [MAKE ARGS...] -> 0/1; sets build_status (yes/NO), build_sec
 		cfg=${odir:-$src}/.config
 		mapfile -t objs < <(compile_only_objects "$cfg")
 		echo "compile only: prepare ${objs[*]}" > "$logs/$name.log"
-		if make -s -j"$JOBS" "${args[@]}" prepare >> "$logs/$name.log" 2>&1 &&
-		   make -s -j"$JOBS" "${args[@]}" "${objs[@]}" >> "$logs/$name.log" 2>&1 &&
+		if kmake -s -j"$JOBS" "${args[@]}" prepare >> "$logs/$name.log" 2>&1 &&
+		   kmake -s -j"$JOBS" "${args[@]}" "${objs[@]}" >> "$logs/$name.log" 2>&1 &&
 		   { [ "$mod" = 0 ] || module_symbols_exported "$src" \
 			"${odir:-$src}/drivers/misc/lkdtm" "$logs/$name.log"; }; then
 			build_status=compiled
@@ -219,18 +260,18 @@ build() { # LOGNAME [MAKE ARGS...] -> 0/1; sets build_status (yes/NO), build_sec
 			build_status=NO
 			grep -E 'error|Error|not exported' "$logs/$name.log" | head -n 20 | sed 's/^/  /' >&2
 		fi
-		build_secs=$((SECONDS - t0))
+		build_secs=$((SECONDS - t0 - lock_wait))
 		build_warn=$(warnings_in "$name")
 		[ "$build_status" = compiled ]
 		return
 	fi
-	if make -s -j"$JOBS" "$@" > "$logs/$name.log" 2>&1; then
+	if kmake -s -j"$JOBS" "$@" > "$logs/$name.log" 2>&1; then
 		build_status=yes
 	else
 		build_status=NO
 		grep -E 'error|Error' "$logs/$name.log" | head -n 20 | sed 's/^/  /' >&2
 	fi
-	build_secs=$((SECONDS - t0))
+	build_secs=$((SECONDS - t0 - lock_wait))
 	build_warn=$(warnings_in "$name")
 	[ "$build_status" = yes ]
 }
@@ -379,7 +420,7 @@ for ((k = 1; k <= n; k++)); do
 	log "[$k/$n] building bzImage (lab config)"
 	build "$tag-build" || fail=1
 	r_build[k]=$build_status; r_secs[k]=$build_secs; r_warn[k]=$build_warn
-	log "[$k/$n] lab config: $build_status in ${build_secs}s, $build_warn warning lines"
+	log "[$k/$n] lab config: $build_status in ${build_secs}s, $build_warn warning lines$(waited)"
 done
 
 # ---------------------------------------------------------------- matrix
@@ -392,7 +433,46 @@ new_row() { # NAME: a new row of the table; sets tag
 }
 end_row() { # after build(): fill the row and say it in the log
 	v_build[nv]=$build_status; v_secs[nv]=$build_secs; v_warn[nv]=$build_warn
-	log "matrix ${v_name[nv]}: $build_status in ${build_secs}s, $build_warn warning lines"
+	log "matrix ${v_name[nv]}: $build_status in ${build_secs}s, $build_warn warning lines$(waited)"
+}
+
+# options_of FRAGMENT: the option lines it sets, sorted.
+options_of() {
+	grep -E '^(CONFIG_[A-Za-z0-9_]+=|# CONFIG_[A-Za-z0-9_]+ is not set)' "$1" | sort -u
+}
+
+# keep_row FILE OBJDIR: with --keep, the row's kernel as KEEP_DIR/kernel-NAME
+# when FILE says `# matrix-keep: NAME` and sets the options of that lab
+# kernel's fragment (see the usage).
+keep_row() {
+	local m=$1 obj=$2 name frag dest f
+	[ -n "$KEEP_DIR" ] && [ "$build_status" = yes ] || return 0
+	name=$(matrix_field "$m" keep)
+	[ -n "$name" ] || return 0
+	frag=$root/kernel-config/variant-$name.config
+	[ -f "$frag" ] || frag=$root/kernel-config/arch-$name.config
+	if [ ! -f "$frag" ]; then
+		log "keep: no kernel-config/variant-$name.config or arch-$name.config; not kept"
+		return 1
+	fi
+	if ! cmp -s <(options_of "$m") <(options_of "$frag"); then
+		log "keep: $(basename "$m") and $(basename "$frag") set different options; not kept"
+		return 1
+	fi
+	dest=$KEEP_DIR/kernel-$name
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	(
+		cd "$obj" || exit 1
+		for f in .config vmlinux System.map arch/x86/boot/bzImage arch/arm64/boot/Image; do
+			[ ! -f "$f" ] || cp --parents -p "$f" "$dest/"
+		done
+		find . -name '*.ko' -exec cp --parents -p {} "$dest/" \;
+	) || { log "keep: copying $obj to $dest failed"; return 1; }
+	printf '%s\n' "series-check $(basename "$m") of $(date -u +%FT%TZ)" \
+		"series $(cd "$patch_dir" && cat "${patches[@]}" | sha256sum | cut -d' ' -f1)" \
+		> "$dest/.series-check-row"
+	log "matrix ${v_name[nv]}: kept as $dest"
 }
 
 # x86_variant NAME TARGETS FRAGMENT...: tinyconfig + the lab fragment +
@@ -408,6 +488,7 @@ x86_variant() {
 	# shellcheck disable=SC2086 # TARGETS is a word list
 	build "$tag-build" -C "$tree" CC="$KCC" $targets || fail=1
 	end_row
+	keep_row "${@: -1}" "$tree" || fail=1
 }
 
 # cross_variant NAME ARCH TARGETS FRAGMENT...: the same for another
@@ -439,6 +520,7 @@ cross_variant() {
 	# shellcheck disable=SC2086 # TARGETS is a word list
 	build "$tag-build" "${mk[@]}" CC="$cc" $targets || fail=1
 	end_row
+	keep_row "${@: -1}" "$odir" || fail=1
 }
 
 # matrix_field FILE KEY: the value of a "# matrix-KEY: value" line.

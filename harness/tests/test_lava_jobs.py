@@ -30,7 +30,10 @@ def job(suite: str, name: str, artifacts: Artifacts = ART) -> dict:
 
 def test_one_job_per_trigger_and_check_of_every_trigger_suite(tmp_path):
     paths = write_jobs(list(SUITES.values()), ART, tmp_path)
-    trigger_suites = [s for s in SUITES.values() if not s.selftests]
+    # Not the other arches' suites nor the modules ones: the jobs boot an
+    # amd64 qemu with the one shared initramfs.
+    trigger_suites = [s for s in SUITES.values()
+                      if not s.selftests and s.arch == "x86_64" and not s.modules]
     # every check but the whitelist audit, which needs the kernel's DWARF
     assert len(paths) == sum(1 for s in trigger_suites for t in s.triggers()
                              if not t.skip_reason) + sum(

@@ -134,3 +134,38 @@ def test_build_initramfs_stops_when_busybox_lists_no_applets(tmp_path):
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode != 0
     assert not (tmp_path / "out.cpio").exists()
+
+
+def fragment_options(path: Path) -> set[str]:
+    """The option lines of a kernel config fragment (as series-check's
+    options_of reads them)."""
+    return {line for line in path.read_text().splitlines()
+            if line.startswith("CONFIG_") and "=" in line
+            or line.startswith("# CONFIG_") and line.endswith(" is not set")}
+
+
+def test_kept_matrix_rows_are_the_lab_kernels_they_name():
+    """A matrix row with `# matrix-keep: NAME` is kept by series-check --keep
+    as build/kernel-NAME and booted by the suites (PREBUILT=1): it must set
+    exactly the options of that kernel's own fragment."""
+    kept = {}
+    for row in sorted((REPO / "kernel-config" / "matrix").glob("*.config")):
+        for line in row.read_text().splitlines():
+            if line.startswith("# matrix-keep:"):
+                kept[row.name] = line.split(":", 1)[1].strip()
+    assert kept == {"50-lkdtm-module.config": "module", "a0-i386.config": "i386",
+                    "b0-arm64.config": "arm64"}
+    for row, name in kept.items():
+        frag = REPO / "kernel-config" / f"variant-{name}.config"
+        if not frag.exists():
+            frag = REPO / "kernel-config" / f"arch-{name}.config"
+        assert fragment_options(REPO / "kernel-config" / "matrix" / row) == \
+            fragment_options(frag), (row, frag.name)
+
+
+@needs_make
+def test_prebuilt_suites_build_no_kernel(tmp_path):
+    for target in (["suite-module"], ["suite-arch", "ARCH=arm64"], ["suite-arch", "ARCH=i386"]):
+        out = make_n(*target, "PREBUILT=1", f"BUILD={tmp_path}/b").stdout
+        assert "PREBUILT: " in out, (target, out)
+        assert "kbuild-progress" not in out and "kernel-config.sh" not in out, (target, out)

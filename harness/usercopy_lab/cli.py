@@ -19,11 +19,12 @@ from .console_capture import pexpect_available
 from .golden import load_layered
 from .inputs import (CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir,
                      writable_file)
-from .qemu_boot import BootMode, choose_accel, qemu_available
+from .initramfs import with_modules
+from .qemu_boot import ARCHES, NATIVE, BootMode, choose_accel, qemu_available
 from .results_report import ResultsJson, print_table
 from .run_dir import open_run_dir
 from .run_loop import Job, RunOptions, default_jobs, execute, plan
-from .suite import Suite, SuiteInputs, load_inputs, load_suites, pick
+from .suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
 from .trigger_run import (RunLimits, TriggerResult, check_golden_name, evaluate_check_log,
                           evaluate_log)
 from .verdict import FAILING
@@ -46,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="boot one fresh guest per trigger and match")
     run.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     run.add_argument("--suite", action="append",
-                     help="suite name (repeatable; default: every suite)")
+                     help="suite name (repeatable; default: every suite not marked "
+                     "on_demand in suites.toml)")
     run.add_argument("--trigger", action="append", type=arg_type(TRIGGER.parse),
                      help="only this trigger (repeatable; may be unknown to the suite; "
                      "[A-Z0-9_]+)")
@@ -143,7 +145,7 @@ def cmd_suite_kernel(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     suites = load_suites(args.suites_file)
-    names = args.suite or list(suites)
+    names = args.suite or default_names(suites)
     pick(suites, names)
     inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
     for overlay in args.golden_overlay:
@@ -164,28 +166,40 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not any(check in suites[n].checks for n in names):
             raise InputError(f"--check {check}: not a check of suite {', '.join(names)}")
     check_outputs(args.ktap, args.junit, args.results)
-    if not qemu_available():
-        print("usercopy-lab: qemu-system-x86_64 not found (make deps)", file=sys.stderr)
-        return 2
+    for arch in dict.fromkeys(suites[n].arch for n in names):
+        if not qemu_available(arch):
+            print(f"usercopy-lab: {ARCHES[arch].qemu} not found "
+                  f"(make {'deps' if arch == NATIVE else 'arch-deps'})", file=sys.stderr)
+            return 2
     if not pexpect_available():
         print("usercopy-lab: python3-pexpect is needed to boot guests (make deps)",
               file=sys.stderr)
         return 2
-    if not args.initramfs.is_file():
-        print(f"usercopy-lab: {shown(args.initramfs, None)} missing (make initramfs)",
-              file=sys.stderr)
-        return 2
     for n in names:
+        userland = suites[n].initramfs(args.initramfs)
+        if not userland.is_file():
+            target = "initramfs" if userland == args.initramfs else f"initramfs-{suites[n].arch}"
+            print(f"usercopy-lab: {shown(userland, None)} missing (make {target})",
+                  file=sys.stderr)
+            return 2
         image = suites[n].kernel_image(args.build_dir)
         if not image.is_file():
             print(f"usercopy-lab: {shown(image, None)} missing "
                   f"(make kernel KERNEL={suites[n].kernel})", file=sys.stderr)
             return 2
+    # A modules suite's guest: its userland followed by its kernel's modules.
+    initramfs_of = {n: with_modules(suites[n].initramfs(args.initramfs),
+                                    suites[n].modules_archive(args.build_dir),
+                                    args.results / "initramfs", suites[n].kernel)
+                    for n in names if suites[n].modules}
 
     chosen = [suites[n] for n in names]
-    accel = choose_accel(args.accel, chosen[0].kernel_image(args.build_dir), args.initramfs)
+    first = chosen[0]
+    accel = choose_accel(args.accel, first.kernel_image(args.build_dir),
+                         initramfs_of.get(first.name) or first.initramfs(args.initramfs),
+                         arch=first.arch)
     jobs = plan(chosen, inputs, args.trigger, args.build_dir, args.initramfs, accel.accel,
-                args.check)
+                args.check, initramfs_of)
     try:
         run_dir = open_run_dir(args.results)
     except OSError as exc:

@@ -86,6 +86,11 @@ class Golden:
     lkdtm_before: list[str] = field(default_factory=list)
     lkdtm_expect: list[str] = field(default_factory=list)
     lkdtm_absent: list[str] = field(default_factory=list)
+    # Titles of reports the kernel prints as a consequence of the expected
+    # ones, after them, early or late enough that a capture may or may not
+    # hold them: tolerated after the last expected report, never instead of
+    # one.  Set by the suite (suites.toml follow_on), not by golden files.
+    follow_on: tuple[str, ...] = ()
 
     def one_line(self) -> str:
         if not self.reports:

@@ -40,7 +40,7 @@ import yaml
 from .golden import Golden
 from .lava_checks import Plan, plan
 from .lava_replay import replay
-from .qemu_boot import GuestSpec
+from .qemu_boot import NATIVE, GuestSpec
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .suite import Suite, SuiteError, load_suites, pick
 from .trigger_run import check_golden_name
@@ -210,6 +210,8 @@ def write_jobs(suites: list[Suite], artifacts: Artifacts, out: Path) -> list[Pat
     for suite in suites:
         if suite.selftests:
             continue    # run.sh suites need the runner's own verdicts, not LAVA's
+        if suite.arch != NATIVE or suite.modules:
+            continue    # the jobs boot an amd64 qemu with the one shared initramfs
         for job in suite_jobs(suite):
             path = out / suite.name / f"{job.name}.yaml"
             path.parent.mkdir(parents=True, exist_ok=True)

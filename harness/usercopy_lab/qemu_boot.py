@@ -10,10 +10,15 @@ A guest boots in one of two ways (BootMode):
   QEMU per trigger restores it with -loadvm and gets "trigger=NAME" over
   the console.  Both command lines must be identical apart from -loadvm and
   -qmp, so they are built by one function.
+
+What differs between guest architectures (QEMU binary, machine, CPU,
+console device, boot image) is the table ARCHES; docs/arches.md says why
+each value is what it is.
 """
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import time
@@ -21,17 +26,60 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-QEMU = "qemu-system-x86_64"
 QEMU_IMG = "qemu-img"
 
-# Console and crash behaviour every lab guest gets.  panic=-1 reboots at once
-# on a panic, and -no-reboot turns any reboot into QEMU exiting.
-# no_timer_check: under TCG on a loaded host the IO-APIC timer check in
-# check_timer() can miss its ticks and panic ("IO-APIC + timer doesn't
-# work!") before init: 2 of 124 full boots at load ~10 on 2026-12-04.  The
-# check validates real hardware's timer routing, which a lab guest does not
-# test; virtual machines commonly skip it the same way.
-BASE_CMDLINE = "console=ttyS0 panic=-1 loglevel=7 printk.time=1 no_timer_check"
+
+@dataclass(frozen=True)
+class Arch:
+    """One guest architecture: how QEMU runs it and where its kernel is."""
+
+    name: str            # suites.toml `arch`
+    qemu: str            # the QEMU system emulator
+    machine: str         # -machine
+    cpu: str             # -cpu
+    console: str         # the kernel's console= device (the board's UART)
+    image: str           # boot image, relative to build/kernel-NAME/
+    kvm_hosts: tuple[str, ...]   # platform.machine() values whose KVM runs it
+    cmdline: str = ""    # parameters only this arch's kernels know
+
+    def kvm_possible(self, host: str | None = None) -> bool:
+        return (host or platform.machine()) in self.kvm_hosts
+
+
+# no_timer_check (x86 only: arch/x86/kernel/apic/io_apic.c): under TCG on a
+# loaded host the IO-APIC timer check in check_timer() can miss its ticks
+# and panic ("IO-APIC + timer doesn't work!") before init: 2 of 124 full
+# boots at load ~10 on 2026-12-04.  The check validates real hardware's
+# timer routing, which a lab guest does not test; virtual machines commonly
+# skip it the same way.  arm64 has no such check, and an unknown parameter
+# would be passed on to init.
+X86_CMDLINE = "no_timer_check"
+
+# -cpu max everywhere: every feature the emulator has (the x86-64 golden
+# files' XSAVE size is tied to it).  arm64's virt board has a PL011 UART.
+ARCHES: dict[str, Arch] = {a.name: a for a in (
+    Arch("x86_64", "qemu-system-x86_64", "pc", "max", "ttyS0",
+         "arch/x86/boot/bzImage", ("x86_64",), X86_CMDLINE),
+    Arch("i386", "qemu-system-i386", "pc", "max", "ttyS0",
+         "arch/x86/boot/bzImage", ("x86_64", "i686"), X86_CMDLINE),
+    Arch("arm64", "qemu-system-aarch64", "virt", "max", "ttyAMA0",
+         "arch/arm64/boot/Image", ("aarch64",)),
+)}
+NATIVE = "x86_64"
+QEMU = ARCHES[NATIVE].qemu
+
+# Console and crash behaviour every lab guest gets: console= the board's
+# UART; panic=-1 reboots at once on a panic, and -no-reboot turns any reboot
+# into QEMU exiting; then the arch's own parameters.
+CRASH_CMDLINE = "panic=-1 loglevel=7 printk.time=1"
+
+
+def base_cmdline(arch: str = NATIVE) -> str:
+    a = ARCHES[arch]
+    return " ".join(p for p in (f"console={a.console}", CRASH_CMDLINE, a.cmdline) if p)
+
+
+BASE_CMDLINE = base_cmdline(NATIVE)
 # init waits on the console for a request instead of reading lab.trigger=.
 WAIT_CMDLINE = "lab.wait=console"
 # The qcow2 image that holds the saved machine is attached as a drive no
@@ -55,18 +103,21 @@ class Machine:
     memory_mb: int = 256
     accel: str = "tcg"
     qemu_args: tuple[str, ...] = ()      # e.g. ("-icount", "shift=0") for the bench
+    arch: str = NATIVE                   # a key of ARCHES
 
     def argv(self, cmdline: str) -> list[str]:
+        arch = ARCHES[self.arch]
         return [
-            QEMU, "-machine", "pc", "-accel", self.accel,
-            "-nodefaults", "-no-user-config", "-cpu", "max",
+            arch.qemu, "-machine", arch.machine, "-accel", self.accel,
+            "-nodefaults", "-no-user-config", "-cpu", arch.cpu,
             "-m", str(self.memory_mb), "-nographic", "-serial", "stdio",
             "-no-reboot", "-kernel", str(self.kernel),
             "-initrd", str(self.initramfs), "-append", cmdline, *self.qemu_args,
         ]
 
     def ready_cmdline(self) -> str:
-        return " ".join(p for p in (BASE_CMDLINE, WAIT_CMDLINE, self.extra_cmdline) if p)
+        return " ".join(p for p in (base_cmdline(self.arch), WAIT_CMDLINE,
+                                    self.extra_cmdline) if p)
 
     def snapshot_argv(self, image: Path, *, qmp_socket: Path | None = None,
                       loadvm: str | None = None) -> list[str]:
@@ -95,6 +146,7 @@ class GuestSpec:
     accel: str = "tcg"
     qemu_args: tuple[str, ...] = ()
     selftests: str = ""          # "tree" | "lab": init runs that run.sh for trigger
+    arch: str = NATIVE
 
     @property
     def name(self) -> str:
@@ -103,10 +155,10 @@ class GuestSpec:
     @property
     def machine(self) -> Machine:
         return Machine(self.kernel, self.initramfs, self.extra_cmdline,
-                       self.memory_mb, self.accel, self.qemu_args)
+                       self.memory_mb, self.accel, self.qemu_args, self.arch)
 
     def cmdline(self) -> str:
-        parts = [BASE_CMDLINE]
+        parts = [base_cmdline(self.arch)]
         if self.trigger:
             parts.append(f"lab.trigger={self.trigger}")
         if self.helper:
@@ -135,23 +187,33 @@ class AccelChoice:
     reason: str
 
 
-def qemu_available() -> bool:
-    return shutil.which(QEMU) is not None
+def qemu_available(arch: str = NATIVE) -> bool:
+    return shutil.which(ARCHES[arch].qemu) is not None
+
+
+def arch_accel(accel: str, arch: str, host: str | None = None) -> str:
+    """The accelerator a guest of arch gets when the run chose accel: KVM
+    only runs guests of the host's own architecture (an arm64 guest on an
+    x86-64 host is always TCG)."""
+    return accel if accel != "kvm" or ARCHES[arch].kvm_possible(host) else "tcg"
 
 
 def choose_accel(requested: str, kernel: Path, initramfs: Path,
-                 probe_timeout: float = 6.0) -> AccelChoice:
+                 probe_timeout: float = 6.0, arch: str = NATIVE) -> AccelChoice:
     """Pick the accelerator: "tcg", "kvm", or "auto" (probe KVM, else TCG).
 
-    KVM is only used if a probe guest reaches the init marker within
-    probe_timeout seconds; machines where /dev/kvm exists but guests hang
-    fall back to TCG instead of waiting.
+    KVM is only used if a probe guest of arch reaches the init marker
+    within probe_timeout seconds; machines where /dev/kvm exists but guests
+    hang fall back to TCG instead of waiting.  Each guest then gets
+    arch_accel() of the choice.
     """
     if requested in ("tcg", "kvm"):
         return AccelChoice(requested, "requested")
+    if not ARCHES[arch].kvm_possible():
+        return AccelChoice("tcg", f"no KVM for {arch} guests on a {platform.machine()} host")
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return AccelChoice("tcg", "/dev/kvm not usable")
-    spec = GuestSpec(kernel=kernel, initramfs=initramfs, accel="kvm")
+    spec = GuestSpec(kernel=kernel, initramfs=initramfs, accel="kvm", arch=arch)
     start = time.monotonic()
     try:
         proc = subprocess.run(spec.argv(), capture_output=True,

@@ -29,7 +29,7 @@ from .console_capture import Cancel
 from .dwarf_layout import DwarfError
 from .golden import Golden
 from .inputs import shown
-from .qemu_boot import BootMode, GuestSpec, Machine
+from .qemu_boot import BootMode, GuestSpec, Machine, arch_accel
 from .restore import ResidentSlot
 from .snapshot import SnapshotPool
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
@@ -81,7 +81,8 @@ class RunOutcome:
 
 def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str] | None,
          build_dir: Path, initramfs: Path, accel: str,
-         checks_only: list[str] | None = None) -> list[Job]:
+         checks_only: list[str] | None = None,
+         initramfs_of: dict[str, Path] | None = None) -> list[Job]:
     """Every guest of suites, in table order, from each suite's checked
     inputs (suite.load_inputs).  triggers (--trigger) and checks_only
     (--check) replace each suite's trigger list and checks: only the named
@@ -90,7 +91,10 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
     guest).  A check gets its golden file if the suite has one for it: the
     whitelist audit's (slab_audit, whose DWARF values are made ready here,
     before any boot: prepare_audit), or a golden file named after the
-    check in trigger form (check_golden_name)."""
+    check in trigger form (check_golden_name).  A suite boots its arch's
+    QEMU with initramfs_of[suite] if given (a modules suite's archive,
+    initramfs.with_modules()), else suite.initramfs(initramfs), and KVM
+    only where its arch can have it (arch_accel)."""
     jobs = []
     for suite in suites:
         golden = inputs[suite.name].golden
@@ -103,17 +107,20 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
             checks = list(suite.checks)
         kernel = suite.kernel_image(build_dir)
         cmdline = suite.cmdline
+        userland = (initramfs_of or {}).get(suite.name) or suite.initramfs(initramfs)
+        guest_accel = arch_accel(accel, suite.arch)
         for name in wanted:
             expected = listed[name].expected_text if name in listed and suite.expected_text else ""
-            spec = GuestSpec(kernel=kernel, initramfs=initramfs, trigger=name,
-                             extra_cmdline=cmdline, accel=accel, selftests=suite.selftests)
+            spec = GuestSpec(kernel=kernel, initramfs=userland, trigger=name,
+                             extra_cmdline=cmdline, accel=guest_accel, selftests=suite.selftests,
+                             arch=suite.arch)
             jobs.append(Job(suite.name, spec, golden.get(name), expected,
                             Path(suite.name, f"{name}.log"), bool(suite.selftests)))
         if suite.slab_audit is not None and AUDIT_PROGRAM in checks:
             prepare_audit(suite, kernel)
         for name in checks:
-            spec = GuestSpec(kernel=kernel, initramfs=initramfs, helper=name,
-                             extra_cmdline=cmdline, accel=accel)
+            spec = GuestSpec(kernel=kernel, initramfs=userland, helper=name,
+                             extra_cmdline=cmdline, accel=guest_accel, arch=suite.arch)
             check_golden = golden.get(name) or golden.get(check_golden_name(name))
             jobs.append(Job(suite.name, spec, check_golden, "",
                             Path(suite.name, f"{name}.log")))

@@ -58,7 +58,7 @@ def machine_dir_name(machine: Machine) -> str:
     kernel = machine.kernel
     build = kernel.parents[3].name if len(kernel.parents) > 3 else kernel.name
     key = json.dumps([str(kernel), str(machine.initramfs), machine.extra_cmdline,
-                      machine.memory_mb, machine.accel, machine.qemu_args])
+                      machine.memory_mb, machine.accel, machine.qemu_args, machine.arch])
     return f"{build}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 

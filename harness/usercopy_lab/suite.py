@@ -16,6 +16,7 @@ from typing import Any, Callable
 from .golden import Golden, load_layered
 from .inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
                      load_toml, read_text, shown)
+from .qemu_boot import ARCHES, NATIVE
 from .slab_audit import PROGRAM as AUDIT_PROGRAM
 from .whitelist_spec import load_spec
 
@@ -48,9 +49,27 @@ class Suite:
     selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
     slab_audit: Path | None = None  # the audit golden file of AUDIT_PROGRAM
     allocator: str = ""            # "SLAB": heap reports name it (see golden())
+    arch: str = NATIVE             # guest architecture (qemu_boot.ARCHES)
+    on_demand: bool = False        # run only when named (--suite), never by default
+    modules: bool = False          # the kernel's modules.cpio follows the initramfs
+    follow_on: tuple[str, ...] = ()  # report titles tolerated after an oops (golden())
 
     def kernel_image(self, build_dir: Path) -> Path:
-        return build_dir / f"kernel-{self.kernel}" / "arch/x86/boot/bzImage"
+        return build_dir / f"kernel-{self.kernel}" / ARCHES[self.arch].image
+
+    def modules_archive(self, build_dir: Path) -> Path:
+        """The kernel's modules as a newc archive (make modules-cpio)."""
+        return build_dir / f"kernel-{self.kernel}" / "modules.cpio"
+
+    def initramfs(self, base: Path) -> Path:
+        """The userland archive this suite's guests need, from the x86-64
+        one (--initramfs): build/initramfs.cpio, or beside it
+        build/initramfs-ARCH.cpio for another arch (make initramfs-ARCH).
+        A modules suite's guest gets it followed by modules_archive()
+        (initramfs.with_modules())."""
+        if self.arch == NATIVE:
+            return base
+        return base.with_name(f"{base.stem}-{self.arch}{base.suffix}")
 
     def triggers(self) -> list[Trigger]:
         listed = read_tests_txt(self.triggers_file)
@@ -71,13 +90,19 @@ class Suite:
         mm/slub.c pass their allocator's name to usercopy_abort(), so a
         variant inherits the golden files whose other values do not depend
         on the allocator instead of copying them.  The whitelist audit's
-        check gets its golden file too (slab_audit)."""
+        check gets its golden file too (slab_audit).  With follow_on, a golden
+        file of an oops (outcome killed, a report) tolerates those report
+        titles after its last expected report."""
         found = load_layered(self.golden_dirs)
         if self.allocator:
             for golden in found.values():
                 for report in golden.reports:
                     if report.fields.get("object") in SLAB_OBJECTS:
                         report.fields["object"] = f"{self.allocator} object"
+        if self.follow_on:
+            for golden in found.values():
+                if golden.outcome == "killed" and golden.reports:
+                    golden.follow_on = self.follow_on
         if self.slab_audit is not None:
             found[AUDIT_PROGRAM] = Golden(self.slab_audit, AUDIT_PROGRAM, "returned")
         return found
@@ -156,6 +181,16 @@ def _one_of(*allowed: str) -> Parse:
     return parse
 
 
+def _titles(value: Any, _root: Path) -> tuple[str, ...]:
+    """Report titles as the parser writes them: "KIND in FUNCTION"."""
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"must be a non-empty list of report titles, got {value!r}")
+    for v in value:
+        if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z][\w -]* in [\w.]+", v):
+            raise ValueError(f"{v!r} is not a report title like \"WARNING in func\"")
+    return tuple(value)
+
+
 def _audit_spec(value: Any, root: Path) -> Path:
     """The whitelist audit's golden file, read and checked now (not after
     the boot): whitelist_spec.SpecError is a ValueError naming the row."""
@@ -183,6 +218,10 @@ SUITE_KEYS: dict[str, Key] = {
     "selftests": Key("selftests", _one_of("tree", "lab")),
     "slab_audit": Key("slab_audit", _audit_spec),
     "allocator": Key("allocator", _one_of("SLUB", "SLAB")),
+    "arch": Key("arch", _one_of(*ARCHES)),
+    "on_demand": Key("on_demand", _bool),
+    "modules": Key("modules", _bool),
+    "follow_on": Key("follow_on", _titles),
 }
 
 
@@ -272,6 +311,11 @@ def load_inputs(suites: dict[str, Suite]) -> dict[str, SuiteInputs]:
     """Every suite's golden files and trigger list, read once; the first bad
     one raises its InputError (file:line).  Done before any guest boots."""
     return {name: SuiteInputs(s.golden(), s.triggers()) for name, s in suites.items()}
+
+
+def default_names(suites: dict[str, Suite]) -> list[str]:
+    """The suites a run without --suite runs: all but the on_demand ones."""
+    return [n for n, s in suites.items() if not s.on_demand]
 
 
 def pick(suites: dict[str, Suite], names: list[str]) -> list[Suite]:
