@@ -226,7 +226,7 @@ $(foreach a,$(ARCHES),$(eval $(call arch_initramfs,$(a))))
 # The seeds suite's whitelist audit computes these itself when they are
 # missing or stale; this target only shows them (and caches them).
 whitelist-dwarf: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
-	$(PYTHON) -m usercopy_lab.whitelist_spec expected-oops/seeds/slab-audit.toml \
+	$(PYTHON) -m usercopy_lab.judge.whitelist_spec expected-oops/seeds/slab-audit.toml \
 		--vmlinux $(BUILD)/kernel-seeds/vmlinux --cache $(BUILD)/kernel-seeds/whitelist-dwarf.json
 
 suite: kernels initramfs
@@ -295,7 +295,7 @@ unit-test:
 # as a subprocess in a throw-away lab (fake QEMU, nothing boots) and must exit
 # with its status in under 10 s, under 200 MB peak RSS, with one stderr line.
 fuzz-inputs:
-	$(PYTHON) -m usercopy_lab.hostile_inputs
+	$(PYTHON) -m usercopy_lab.run.hostile_inputs
 
 booted-test: kernels initramfs
 	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
@@ -309,7 +309,7 @@ booted-test: kernels initramfs
 test: unit-test fuzz-inputs booted-test suite results-check mutation-rds hunt-smoke
 
 results-check:
-	$(PYTHON) -m usercopy_lab.format_check $(RESULTS)/latest \
+	$(PYTHON) -m usercopy_lab.output.format_check $(RESULTS)/latest \
 		--kunit $(TREE)/tools/testing/kunit/kunit.py
 
 # An interactive guest: busybox shell on the serial console, whole console
@@ -333,7 +333,7 @@ LAVA_OUT := $(BUILD)/lava
 LAVA_KERNEL ?=
 lava:
 	@scripts/lava/apt-install.sh lava-common
-	$(PYTHON) -m usercopy_lab.lava_jobs write --out $(LAVA_OUT) \
+	$(PYTHON) -m usercopy_lab.output.lava_jobs write --out $(LAVA_OUT) \
 		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
 
 lava-run: initramfs
@@ -442,7 +442,7 @@ HUNT_INITRAMFS := $(BUILD)/initramfs-hunt.cpio
 HUNT_SMOKE_INITRAMFS := $(BUILD)/initramfs-hunt-smoke.cpio
 HUNT_SELFTESTS := $(BUILD)/hunt-selftests
 HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
-HUNT := $(PYTHON) -m usercopy_lab.hunt
+HUNT := $(PYTHON) -m usercopy_lab.hunt.runner
 
 .PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke
 

@@ -33,7 +33,7 @@ import bench_speed  # noqa: E402
 import bench_triage  # noqa: E402
 
 sys.path.insert(0, str(REPO / "harness"))
-from usercopy_lab.run_loop import default_jobs  # noqa: E402
+from usercopy_lab.run.run_loop import default_jobs  # noqa: E402
 
 
 def rebuild(build_dir: Path, log: io.TextIOBase) -> None:

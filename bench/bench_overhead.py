@@ -31,8 +31,8 @@ from typing import TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
-from usercopy_lab.console_capture import capture_guest  # noqa: E402
-from usercopy_lab.qemu_boot import GuestSpec  # noqa: E402
+from usercopy_lab.capture.console_capture import capture_guest  # noqa: E402
+from usercopy_lab.capture.qemu_boot import GuestSpec  # noqa: E402
 
 HELPER = "usercopy-bench"
 ICOUNT = ("-icount", "shift=0")

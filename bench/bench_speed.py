@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "harness"))
 
 from usercopy_lab.cli import main as cli_main  # noqa: E402
-from usercopy_lab.suite import load_suites  # noqa: E402
+from usercopy_lab.run.suite import load_suites  # noqa: E402
 
 TARGET_MEDIAN_S = 0.35
 TARGET_ALL_SUITES_S = 60.0

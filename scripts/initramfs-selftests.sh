@@ -2,7 +2,7 @@
 # initramfs-selftests.sh TREE LAB_TESTS_TXT BUSYBOX
 #
 # Prints the gen_init_cpio lines that put the kernel tree's LKDTM selftest
-# runner into the guest (see harness/usercopy_lab/selftests.py):
+# runner into the guest (see harness/usercopy_lab/judge/selftests.py):
 #
 #   /selftests/lkdtm/run.sh         TREE/tools/testing/selftests/lkdtm/run.sh
 #   /selftests/lkdtm/tree/tests.txt TREE's own tests.txt

@@ -2,7 +2,7 @@
 # modules-cpio.sh GEN_INIT_CPIO KERNEL_DIR OUT.cpio MODULE.ko...
 #
 # A kernel's modules as a newc archive to follow the shared initramfs
-# (suites.toml `modules = true`, harness/usercopy_lab/initramfs.py): each
+# (suites.toml `modules = true`, harness/usercopy_lab/capture/initramfs.py): each
 # MODULE (a path under the kernel build KERNEL_DIR) as /lib/modules/NAME.ko,
 # and /lib/modules/load naming them in the order given, which is the order
 # the guest's init insmods them before its ready point.  The shared

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.qemu_boot import ARCHES, GuestSpec, Machine, arch_accel
-from usercopy_lab.snapshot import machine_dir_name
-from usercopy_lab.suite import SuiteError, load_suites
+from usercopy_lab.capture.qemu_boot import ARCHES, GuestSpec, Machine, arch_accel
+from usercopy_lab.capture.snapshot import machine_dir_name
+from usercopy_lab.run.suite import SuiteError, load_suites
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -306,7 +306,7 @@ CT_WARNING = "WARNING in ct_kernel_exit"
 def arm64_dma_golden(follow_on: tuple[str, ...] = ()):
     """The default golden of USERCOPY_KMALLOC_DMA_TO with the frames this
     older arm64 kernel printed (testdata/console-arm64/README.md)."""
-    from usercopy_lab.golden import load
+    from usercopy_lab.judge.golden import load
     golden = load(REPO / "expected-oops/default/USERCOPY_KMALLOC_DMA_TO.txt")
     golden.reports[0].frames = ["__check_heap_object", "__check_object_size",
                                 "do_usercopy_window", "do_usercopy_kmalloc_dma",
@@ -316,7 +316,7 @@ def arm64_dma_golden(follow_on: tuple[str, ...] = ()):
 
 
 def arm64_verdict(golden, log: Path = ARM64_CONSOLE):
-    from usercopy_lab.trigger_run import evaluate_log
+    from usercopy_lab.run.trigger_run import evaluate_log
     return evaluate_log("arm64", "USERCOPY_KMALLOC_DMA_TO", log, golden, "")
 
 

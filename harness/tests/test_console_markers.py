@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from usercopy_lab.console_markers import read_markers
+from usercopy_lab.reports.console_markers import read_markers
 
 CONSOLE = Path(__file__).parent / "testdata" / "console"
 

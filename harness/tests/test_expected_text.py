@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.suite import read_tests_txt
-from usercopy_lab.trigger_run import evaluate_log
+from usercopy_lab.run.suite import read_tests_txt
+from usercopy_lab.run.trigger_run import evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "testdata"

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.console_markers import read_markers
-from usercopy_lab.faults import Fault, capture_end, classify, console_only, is_garbage
-from usercopy_lab.oops_parser import iter_reports
+from usercopy_lab.reports.console_markers import read_markers
+from usercopy_lab.judge.faults import Fault, capture_end, classify, console_only, is_garbage
+from usercopy_lab.reports.oops_parser import iter_reports
 
 TESTDATA = Path(__file__).parent / "testdata"
 REAL = sorted((TESTDATA / "console-series").rglob("*.log")) + \

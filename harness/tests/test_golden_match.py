@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.golden import GoldenError, load, load_dir
-from usercopy_lab.hunt_coverage import load_notes
-from usercopy_lab.hunt_findings import load_rules
-from usercopy_lab.trigger_run import evaluate_log
+from usercopy_lab.judge.golden import GoldenError, load, load_dir
+from usercopy_lab.hunt.coverage import load_notes
+from usercopy_lab.hunt.findings import load_rules
+from usercopy_lab.run.trigger_run import evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 CONSOLE = Path(__file__).parent / "testdata" / "console"

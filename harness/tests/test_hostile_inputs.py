@@ -10,8 +10,8 @@ import dataclasses
 
 import pytest
 
-from usercopy_lab import hostile_inputs
-from usercopy_lab.hostile_inputs import CASES, load_cases, run_case
+from usercopy_lab.run import hostile_inputs
+from usercopy_lab.run.hostile_inputs import CASES, load_cases, run_case
 
 ALL = load_cases(CASES)
 

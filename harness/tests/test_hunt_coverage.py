@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from usercopy_lab.hunt_coverage import Coverage, parse_histogram
-from usercopy_lab.hunt_plan import FOREIGN, load_workloads
-from usercopy_lab.log_reader import split_lines
-from usercopy_lab.slab_audit import parse_console
+from usercopy_lab.hunt.coverage import Coverage, parse_histogram
+from usercopy_lab.hunt.plan import FOREIGN, load_workloads
+from usercopy_lab.reports.log_reader import split_lines
+from usercopy_lab.judge.slab_audit import parse_console
 
 DATA = Path(__file__).resolve().parent / "testdata"
 AUDIT = DATA / "console-series" / "seeds" / "audit-slab-caches.log"
@@ -78,7 +78,7 @@ def test_pairs_reached_only_by_the_labs_fillers_are_counted_apart():
 
 
 def test_caches_by_foreign_workloads_and_pairs_without_a_path_are_figures_apart():
-    from usercopy_lab.hunt_coverage import ReachNote
+    from usercopy_lab.hunt.coverage import ReachNote
     cov = coverage()
     m = len(cov.caches)
     cov.add_histogram(hist(("names_cache", 0, 5)), "stress-fs", foreign=True)
@@ -113,8 +113,8 @@ def test_only_the_labs_own_families_are_fillers():
 
 
 def _harvest(calibration, guests_without=(), histograms=1):
-    from usercopy_lab.hunt import Harvest
-    from usercopy_lab.hunt_findings import Findings
+    from usercopy_lab.hunt.runner import Harvest
+    from usercopy_lab.hunt.findings import Findings
     cov = coverage()
     for _ in range(histograms):
         cov.add_histogram(hist(("names_cache", 0, 5)), "stress-fs", foreign=True)
@@ -128,7 +128,7 @@ GOOD = {"ran": True, "ok": True, "warning_harvested": True, "probe_hits": 2}
 
 
 def test_the_smoke_passes_only_when_the_probe_fired_and_the_warning_was_harvested(capsys):
-    from usercopy_lab.hunt import _smoke_verdict
+    from usercopy_lab.hunt.runner import _smoke_verdict
     assert _smoke_verdict(_harvest(GOOD)) == 0
     # A calibration guest without a histogram is "ok" for make hunt, not for the smoke.
     assert _smoke_verdict(_harvest({**GOOD, "probe_hits": None})) == 1

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.hunt_plan import (GUEST_OVERHEAD, PlanError, load_workloads, plan_guests,
+from usercopy_lab.hunt.plan import (GUEST_OVERHEAD, PlanError, load_workloads, plan_guests,
                                     read_workload)
 
 REPO = Path(__file__).resolve().parents[2]

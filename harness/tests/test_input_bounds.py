@@ -25,9 +25,9 @@ from usercopy_lab.inputs import (CMDLINE_MAX_LEN, JOBS, NAME_MAX_LEN, TIMEOUT, T
                                  TOML_MAX_DOTTED, TRIGGER, InputError, cmdline_problem,
                                  load_toml, read_bounded, read_text, shown,
                                  toml_shape_problem, writable_dir, writable_file)
-from usercopy_lab.result_formats import junit_tree, ktap_text
-from usercopy_lab.results_report import print_table
-from usercopy_lab.trigger_run import TriggerResult
+from usercopy_lab.output.result_formats import junit_tree, ktap_text
+from usercopy_lab.output.results_report import print_table
+from usercopy_lab.run.trigger_run import TriggerResult
 
 FIXTURE = [HealthCheck.function_scoped_fixture]
 CONTROL = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.golden import GoldenError, load, load_dir
+from usercopy_lab.judge.golden import GoldenError, load, load_dir
 from usercopy_lab.inputs import TRIGGER
-from usercopy_lab.suite import SUITE_KEYS, Suite, SuiteError, load_suites, read_tests_txt
+from usercopy_lab.run.suite import SUITE_KEYS, Suite, SuiteError, load_suites, read_tests_txt
 
 GOOD_GOLDEN = "trigger: T\noutcome: killed\nreport: bug\nrip: f\n"
 

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.golden import Golden, load
-from usercopy_lab.lava_checks import (COMPLETE, INCOMPLETE, OPENER, ere_to_python, plan,
+from usercopy_lab.judge.golden import Golden, load
+from usercopy_lab.output.lava_checks import (COMPLETE, INCOMPLETE, OPENER, ere_to_python, plan,
                                       verdict)
-from usercopy_lab.lava_jobs import Job, suite_jobs
-from usercopy_lab.lava_replay import replay
-from usercopy_lab.qemu_boot import NATIVE
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import check_golden_name, evaluate_check_log, evaluate_log
+from usercopy_lab.output.lava_jobs import Job, suite_jobs
+from usercopy_lab.output.lava_replay import replay
+from usercopy_lab.capture.qemu_boot import NATIVE
+from usercopy_lab.run.suite import load_suites
+from usercopy_lab.run.trigger_run import check_golden_name, evaluate_check_log, evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = Path(__file__).parent / "testdata"

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from usercopy_lab.lava_jobs import (LOADER, Artifacts, console_from_lava_log, device_dictionary,
+from usercopy_lab.output.lava_jobs import (LOADER, Artifacts, console_from_lava_log, device_dictionary,
                                     job_context, job_definition, main, suite_jobs, validate,
                                     write_jobs)
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import evaluate_log
+from usercopy_lab.run.suite import load_suites
+from usercopy_lab.run.trigger_run import evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = Path(__file__).parent / "testdata"

@@ -18,12 +18,12 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from usercopy_lab.lava_jobs import console_from_lava_log, find_job, suite_jobs
-from usercopy_lab.lava_checks import NEVER
-from usercopy_lab.lava_replay import MAXREAD, WINDOW, replay
-from usercopy_lab.lava_results import record_from_log, trigger_result
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import check_golden_name, evaluate_check_log, evaluate_log
+from usercopy_lab.output.lava_jobs import console_from_lava_log, find_job, suite_jobs
+from usercopy_lab.output.lava_checks import NEVER
+from usercopy_lab.output.lava_replay import MAXREAD, WINDOW, replay
+from usercopy_lab.output.lava_results import record_from_log, trigger_result
+from usercopy_lab.run.suite import load_suites
+from usercopy_lab.run.trigger_run import check_golden_name, evaluate_check_log, evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = Path(__file__).parent / "testdata"

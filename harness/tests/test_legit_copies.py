@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.qemu_boot import NATIVE
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import evaluate_check_log
+from usercopy_lab.capture.qemu_boot import NATIVE
+from usercopy_lab.run.suite import load_suites
+from usercopy_lab.run.trigger_run import evaluate_check_log
 
 REPO = Path(__file__).resolve().parents[2]
 CONSOLES = Path(__file__).parent / "testdata" / "console-series"

@@ -1,7 +1,7 @@
 """log_lines.normalize: every real prefix form comes down to the message."""
 import pytest
 
-from usercopy_lab.log_lines import normalize, parse_line, program_lines
+from usercopy_lab.reports.log_lines import normalize, parse_line, program_lines
 
 MSG = "usercopy: Kernel memory exposure attempt detected from SLUB object 'x' (offset 1, size 2)!"
 

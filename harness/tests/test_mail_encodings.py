@@ -6,9 +6,9 @@ real mails that show each are batch-3 fixtures of testdata/usercopy-heldout
 these tests pin the limits of each rule."""
 from __future__ import annotations
 
-from usercopy_lab.log_lines import parse_line
-from usercopy_lab.oops_parser import iter_reports
-from usercopy_lab.qp_lines import QuotedPrintable, decode_escapes
+from usercopy_lab.reports.log_lines import parse_line
+from usercopy_lab.reports.oops_parser import iter_reports
+from usercopy_lab.reports.qp_lines import QuotedPrintable, decode_escapes
 
 
 def logical(lines: list[str]) -> list[str]:

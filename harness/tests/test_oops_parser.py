@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.oops_parser import (MAX_LINE, LogFormatError, ScanStats, is_plumbing,
+from usercopy_lab.reports.oops_parser import (MAX_LINE, LogFormatError, ScanStats, is_plumbing,
                                       iter_file, iter_reports, parse_file)
 
 DATA = Path(__file__).parent / "testdata"
@@ -196,7 +196,7 @@ def test_iter_reports_matches_parse_file():
 
 
 def test_chunk_boundaries_do_not_matter(monkeypatch):
-    import usercopy_lab.oops_parser as op
+    import usercopy_lab.reports.oops_parser as op
     want = [r.to_json() for r in parse_file(CONSOLE / "two-reports-WARNING-then-USERCOPY_SLAB_WHITELIST_FROM.log")]
     for chunk in (7, 100, 4096):
         monkeypatch.setattr(op, "CHUNK", chunk)
@@ -265,7 +265,7 @@ def test_plumbing(func, plumbing):
     (["copy_to_user", "usercopy_abort", "__check_object_size", "foo"], None),
     ([], None)])
 def test_infer_direction(frames, direction):
-    from usercopy_lab.report_analysis import _infer_direction
+    from usercopy_lab.reports.report_analysis import _infer_direction
     assert _infer_direction(frames) == direction
 
 
@@ -276,7 +276,7 @@ def test_infer_direction(frames, direction):
     ("#21 [ffff800009d4fd10] nvmet_tcp_io_work at ffffdf7f16412248 [nvmet_tcp]", "nvmet_tcp_io_work"),
 ])
 def test_crash_utility_frames(line, func):
-    from usercopy_lab.frames import parse_frame
+    from usercopy_lab.reports.frames import parse_frame
     f = parse_frame(line)
     assert f is not None and (f.func, f.reliable) == (func, True)
 
@@ -284,7 +284,7 @@ def test_crash_utility_frames(line, func):
 def test_bare_function_names_after_a_heading_are_frames():
     """A trace abridged by hand to function names (an Aspeed commit, a fuse
     patch of batch 5); not when the trace has printed frames."""
-    from usercopy_lab.report_analysis import main_frames
+    from usercopy_lab.reports.report_analysis import main_frames
     lines = ["kernel BUG at mm/usercopy.c!", "Call trace:", " usercopy_abort", " __check_heap_object",
              " __check_object_size", " copy_header_to_ring          fs/fuse/dev_uring.c:618",
              " ...", " entry_SYSCALL_64_after_hwframe", "", "Prose follows."]

@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from usercopy_lab.log_reader import LogFormatError, ScanStats, open_log, open_stream
-from usercopy_lab.oops_parser import iter_file, iter_stream
-from usercopy_lab.report_formats import TRACE_END
-from usercopy_lab.triage import TriageError, load_baseline, starts_json
-from usercopy_lab.trigger_run import evaluate_log
+from usercopy_lab.reports.log_reader import LogFormatError, ScanStats, open_log, open_stream
+from usercopy_lab.reports.oops_parser import iter_file, iter_stream
+from usercopy_lab.reports.report_formats import TRACE_END
+from usercopy_lab.judge.triage import TriageError, load_baseline, starts_json
+from usercopy_lab.run.trigger_run import evaluate_log
 
 HARNESS = Path(__file__).resolve().parents[1]
 SERIES = HARNESS / "tests" / "testdata" / "console-series"
@@ -67,7 +67,7 @@ def test_match_reads_a_cr_only_console(tmp_path):
     log = tmp_path / "USERCOPY_KERNEL.log"
     log.write_bytes((DEFAULT / "USERCOPY_KERNEL.log").read_bytes()
                     .replace(b"\r", b"").replace(b"\n", b"\r"))
-    from usercopy_lab.golden import load_layered
+    from usercopy_lab.judge.golden import load_layered
     result = evaluate_log("default", "USERCOPY_KERNEL", log,
                           load_layered([GOLDEN]).get("USERCOPY_KERNEL"), "")
     assert result.verdict == "PASS", result.diffs
@@ -213,7 +213,7 @@ def test_match_reads_a_big_console_in_bounded_memory(tmp_path):
     the bytes, the text and a list of 8 million lines (~50 bytes each)."""
     log = tmp_path / "USERCOPY_KERNEL.log"
     log.write_bytes(b"x\n" * (8 << 20) + (DEFAULT / "USERCOPY_KERNEL.log").read_bytes())
-    from usercopy_lab.golden import load_layered
+    from usercopy_lab.judge.golden import load_layered
     golden = load_layered([GOLDEN]).get("USERCOPY_KERNEL")
     plain = evaluate_log("default", "USERCOPY_KERNEL", DEFAULT / "USERCOPY_KERNEL.log",
                          golden, "XFAIL|usercopy")

@@ -15,8 +15,8 @@ hypothesis = pytest.importorskip(
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from usercopy_lab.log_lines import parse_line  # noqa: E402
-from usercopy_lab.oops_parser import iter_stream  # noqa: E402
+from usercopy_lab.reports.log_lines import parse_line  # noqa: E402
+from usercopy_lab.reports.oops_parser import iter_stream  # noqa: E402
 
 DATA = Path(__file__).parent / "testdata"
 SETTINGS = settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "40")), deadline=None,

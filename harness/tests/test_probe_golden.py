@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab import cli, run_loop
-from usercopy_lab.golden import load, load_dir
-from usercopy_lab.suite import load_inputs, load_suites
-from usercopy_lab.trigger_run import check_golden_name, evaluate_check_log
+from usercopy_lab import cli
+from usercopy_lab.run import run_loop
+from usercopy_lab.judge.golden import load, load_dir
+from usercopy_lab.run.suite import load_inputs, load_suites
+from usercopy_lab.run.trigger_run import check_golden_name, evaluate_check_log
 
 REPO = Path(__file__).resolve().parents[2]
 RDS = Path(__file__).parent / "testdata" / "rds"

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.oops_parser import iter_stream
-from usercopy_lab.report_model import Report
+from usercopy_lab.reports.oops_parser import iter_stream
+from usercopy_lab.model import Report
 
 FIXTURES = Path(__file__).parent / "testdata" / "reports"
 UPDATE = os.environ.get("UPDATE_FIXTURES") == "1"

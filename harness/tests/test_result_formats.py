@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.cli import main
-from usercopy_lab.format_check import (check_junit, check_kunit, check_run, load_expected,
+from usercopy_lab.output.format_check import (check_junit, check_kunit, check_run, load_expected,
                                        run_kunit_parse)
-from usercopy_lab.result_formats import (JUNIT_FILE, KTAP_FILE, KUNIT_STATUS, ktap_text,
+from usercopy_lab.output.result_formats import (JUNIT_FILE, KTAP_FILE, KUNIT_STATUS, ktap_text,
                                          read_junit_verdicts, write_formats)
-from usercopy_lab.results_report import ResultsJson, write_json
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import TriggerResult, evaluate_log
+from usercopy_lab.output.results_report import ResultsJson, write_json
+from usercopy_lab.run.suite import load_suites
+from usercopy_lab.run.trigger_run import TriggerResult, evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = Path(__file__).parent / "testdata"
@@ -169,7 +169,7 @@ def test_match_writes_ktap_and_junit_where_asked(tmp_path, capsys):
 
 
 def test_format_check_bad_input_is_one_line(tmp_path, capsys):
-    from usercopy_lab.format_check import main as check_main
+    from usercopy_lab.output.format_check import main as check_main
     (tmp_path / "results.json").write_text(json.dumps({"triggers": []}))
     assert check_main([str(tmp_path), "--kunit", str(KUNIT)]) == 2
     assert capsys.readouterr().err.count("\n") == 1

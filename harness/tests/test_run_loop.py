@@ -368,7 +368,7 @@ def test_ctrl_c_while_a_progress_line_is_printed_stops_the_run_cleanly(lab, monk
     # SIGINT arrives while the first progress line is formatted, under
     # the print lock; the run stops after that guest and the handler that
     # was there before is back afterwards.
-    from usercopy_lab import run_loop
+    from usercopy_lab.run import run_loop
     suite = mini_suite(lab)
     handlers = []
     real = run_loop.progress_line
@@ -413,7 +413,7 @@ def test_two_runs_in_one_results_directory_do_not_collide(lab):
 
 def test_a_harness_bug_in_one_guest_is_an_error_not_a_crash(lab, monkeypatch):
     use_series(lab, "USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO")
-    import usercopy_lab.run_loop as run_loop
+    import usercopy_lab.run.run_loop as run_loop
     real = run_loop.run_trigger
 
     def buggy(suite, spec, *args, **kwargs):

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.selftests import (COMPARISON_MD, DEFAULT_EXPECT, compare,
+from usercopy_lab.judge.selftests import (COMPARISON_MD, DEFAULT_EXPECT, compare,
                                     evaluate_selftest_log, grep_eqi, lines_after_start,
                                     upstream_expect, write_comparison)
-from usercopy_lab.suite import SuiteError, load_suites
-from usercopy_lab.trigger_run import evaluate_log
+from usercopy_lab.run.suite import SuiteError, load_suites
+from usercopy_lab.run.trigger_run import evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = Path(__file__).parent / "testdata"
@@ -171,8 +171,8 @@ def test_selftests_suites_restore_the_default_suites_snapshot(tmp_path):
     # selftests suites restore the default suite's snapshot (one boot to
     # the ready point instead of three), and a full boot still carries it
     # on the command line.
-    from usercopy_lab.run_loop import plan
-    from usercopy_lab.suite import load_inputs
+    from usercopy_lab.run.run_loop import plan
+    from usercopy_lab.run.suite import load_inputs
 
     names = ["default", "selftests-tree", "selftests-lab"]
     suites = [SUITES[n] for n in names]

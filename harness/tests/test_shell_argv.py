@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from usercopy_lab.qemu_boot import GuestSpec
-from usercopy_lab.shell import SHELL_CMDLINE, shell_argv
+from usercopy_lab.capture.qemu_boot import GuestSpec
+from usercopy_lab.capture.shell import SHELL_CMDLINE, shell_argv
 
 
 def test_console_is_a_logging_multiplexer_instead_of_plain_stdio():

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.golden import Golden
-from usercopy_lab.run_loop import plan
-from usercopy_lab.slab_audit import (PROGRAM, AuditError, SlabTable, judge,
+from usercopy_lab.judge.golden import Golden
+from usercopy_lab.run.run_loop import plan
+from usercopy_lab.judge.slab_audit import (PROGRAM, AuditError, SlabTable, judge,
                                      parse_console)
-from usercopy_lab.suite import SuiteError, load_inputs, load_suites
-from usercopy_lab.trigger_run import evaluate_check_log
-from usercopy_lab.whitelist_spec import DwarfTable, load_spec
+from usercopy_lab.run.suite import SuiteError, load_inputs, load_suites
+from usercopy_lab.run.trigger_run import evaluate_check_log
+from usercopy_lab.judge.whitelist_spec import DwarfTable, load_spec
 
 SPEC = """
 [[cache]]

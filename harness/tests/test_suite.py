@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.suite import SuiteError, load_suites, read_tests_txt
+from usercopy_lab.run.suite import SuiteError, load_suites, read_tests_txt
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,7 +67,7 @@ def test_allocator_names_the_slab_object_of_inherited_golden_files():
 
 def test_a_slab_console_fails_the_slub_golden_file():
     # Without `allocator`, the SLAB kernel's report is not the default file's.
-    from usercopy_lab.trigger_run import evaluate_log
+    from usercopy_lab.run.trigger_run import evaluate_log
     log = (Path(__file__).parent / "testdata" / "console-series" / "slab"
            / "USERCOPY_SLAB_SIZE_TO.log")
     golden = load_suites(REPO / "suites.toml")["default"].golden()["USERCOPY_SLAB_SIZE_TO"]
@@ -108,7 +108,7 @@ def test_match_uses_the_suites_inherited_golden_files(capsys):
 
 
 def test_pick_names_unknown_suites():
-    from usercopy_lab.suite import pick
+    from usercopy_lab.run.suite import pick
     suites = load_suites(REPO / "suites.toml")
     assert [s.name for s in pick(suites, ["slab", "default"])] == ["slab", "default"]
     with pytest.raises(SuiteError, match="no suite x, y"):

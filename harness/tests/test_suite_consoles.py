@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import evaluate_check_log, evaluate_log
+from usercopy_lab.run.suite import load_suites
+from usercopy_lab.run.trigger_run import evaluate_check_log, evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 CONSOLES = Path(__file__).parent / "testdata" / "console-series"

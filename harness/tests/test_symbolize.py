@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from usercopy_lab.report_model import FrameAddress
-from usercopy_lab.symbolize import Symbolizer
+from usercopy_lab.model import FrameAddress
+from usercopy_lab.reports.symbolize import Symbolizer
 
 A_C = """static __attribute__((noinline)) int helper(int x)
 {

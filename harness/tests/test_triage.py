@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab import triage
+from usercopy_lab.judge import triage
 
 DATA = Path(__file__).parent / "testdata"
 TRIAGE = DATA / "triage"
@@ -178,8 +178,8 @@ def test_symbolizer_names_the_call_line_of_a_noreturn_call(tmp_path):
     import re
     import shutil
     import subprocess
-    from usercopy_lab.report_model import FrameAddress
-    from usercopy_lab.symbolize import Symbolizer
+    from usercopy_lab.model import FrameAddress
+    from usercopy_lab.reports.symbolize import Symbolizer
     if not (shutil.which("gcc") and shutil.which("objdump")):
         pytest.skip("gcc/objdump not installed")
     src = tmp_path / "prog.c"
@@ -202,8 +202,8 @@ def test_symbolizer_names_the_call_line_of_a_noreturn_call(tmp_path):
 def test_symbolizer_resolves_with_debug_info(tmp_path):
     import shutil
     import subprocess
-    from usercopy_lab.oops_parser import iter_reports
-    from usercopy_lab.symbolize import Symbolizer
+    from usercopy_lab.reports.oops_parser import iter_reports
+    from usercopy_lab.reports.symbolize import Symbolizer
     if not shutil.which("gcc"):
         pytest.skip("gcc not installed")
     src = tmp_path / "prog.c"

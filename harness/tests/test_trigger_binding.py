@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from usercopy_lab.suite import load_suites
-from usercopy_lab.trigger_run import TriggerResult, evaluate_check_log, evaluate_log
-from usercopy_lab.verdict import FAILING
+from usercopy_lab.run.suite import load_suites
+from usercopy_lab.run.trigger_run import TriggerResult, evaluate_check_log, evaluate_log
+from usercopy_lab.judge.verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
 CONSOLES = Path(__file__).parent / "testdata" / "console-series"
@@ -37,7 +37,7 @@ def judge(suite: str, name: str, is_check: bool, text: str, tmp: Path) -> Trigge
     log.write_text(text)
     golden = SUITES[suite].golden()
     if is_check:
-        from usercopy_lab.trigger_run import check_golden_name
+        from usercopy_lab.run.trigger_run import check_golden_name
         return evaluate_check_log(suite, name, log, golden=golden.get(check_golden_name(name)))
     expected = {t.name: t.expected_text for t in SUITES[suite].triggers()} \
         if SUITES[suite].expected_text else {}

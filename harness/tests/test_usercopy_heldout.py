@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.oops_parser import iter_stream
-from usercopy_lab.report_model import Report
+from usercopy_lab.reports.oops_parser import iter_stream
+from usercopy_lab.model import Report
 
 HELDOUT = Path(__file__).parent / "testdata" / "usercopy-heldout"
 KEYS = ("KIND", "DIRECTION", "OBJECT", "CACHE", "OFFSET", "SIZE", "GUILTY", "TRUNCATED")

@@ -1,7 +1,7 @@
 """check-xfs-inline (seed 009) on its real console from the seeds kernel."""
 from pathlib import Path
 
-from usercopy_lab.trigger_run import evaluate_check_log
+from usercopy_lab.run.trigger_run import evaluate_check_log
 
 CONSOLES = Path(__file__).parent / "testdata" / "console-series"
 LOG = CONSOLES / "seeds" / "check-xfs-inline.log"

@@ -14,20 +14,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
-from . import result_formats, shell, triage
-from .console_capture import pexpect_available
-from .golden import load_layered
+from .output import result_formats
+from .capture import shell
+from .judge import triage
+from .capture.console_capture import pexpect_available
+from .judge.golden import load_layered
 from .inputs import (CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir,
                      writable_file)
-from .initramfs import with_modules
-from .qemu_boot import ARCHES, NATIVE, BootMode, choose_accel, qemu_available
-from .results_report import ResultsJson, print_table
-from .run_dir import open_run_dir
-from .run_loop import Job, RunOptions, default_jobs, execute, plan
-from .suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
-from .trigger_run import (RunLimits, TriggerResult, check_golden_name, evaluate_check_log,
+from .capture.initramfs import with_modules
+from .capture.qemu_boot import ARCHES, NATIVE, BootMode, choose_accel, qemu_available
+from .output.results_report import ResultsJson, print_table
+from .run.run_dir import open_run_dir
+from .run.run_loop import Job, RunOptions, default_jobs, execute, plan
+from .run.suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
+from .run.trigger_run import (RunLimits, TriggerResult, check_golden_name, evaluate_check_log,
                           evaluate_log)
-from .verdict import FAILING
+from .judge.verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
 

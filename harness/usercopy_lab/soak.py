@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .inputs import IntRange, arg_type, read_bounded
-from .verdict import FAILING
+from .judge.verdict import FAILING
 
 RUNS = IntRange("--runs", 1, 10000)
 RESULTS_LIMIT = 64 << 20     # one results.json: 0.5 MB for the 312 guests of make test

@@ -276,7 +276,7 @@ say "$workers workers online, one qemu device each"
 # ---------------------------------------------------------------- the suite
 args=(--kernels "$files/build" --initramfs "$files/initramfs.cpio")
 [ -z "$other" ] || args+=(--kernel "$files/other-bzImage")
-"$py" -m usercopy_lab.lava_jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
+"$py" -m usercopy_lab.output.lava_jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
 jobs=("$out/jobs/$suite"/*.yaml)
 submitted=$SECONDS
 : > "$out/job-ids.txt"
@@ -287,7 +287,7 @@ for job in "${jobs[@]}"; do
 done
 say "submitted ${#jobs[@]} jobs with lavacli ($(head -1 "$out/job-ids.txt")..$(tail -1 "$out/job-ids.txt"))"
 status=0
-waited "$py" -m usercopy_lab.lava_results fetch --server "$url" --token "$admin_token" \
+waited "$py" -m usercopy_lab.output.lava_results fetch --server "$url" --token "$admin_token" \
 	--jobs "$out/job-ids.txt" --out "$out" --json "$out/lava-results.json" \
 	> "$out/lava-table.txt" 2> >(tee "$out/fetch.log" >&2) || status=$?
 [ "$status" -le 1 ] || { cat "$out/fetch.log" >&2; die "could not fetch the results"; }
@@ -309,7 +309,7 @@ if [ -z "$other" ]; then
 	compare+=(--ours "$run/results.json")
 fi
 status=0
-"$py" -m usercopy_lab.lava_results compare --suite "$suite" "${compare[@]}" \
+"$py" -m usercopy_lab.output.lava_results compare --suite "$suite" "${compare[@]}" \
 	> "$out/compare.txt" || status=$?
 tail -1 "$out/compare.txt"
 grep DIFFERENT "$out/compare.txt" || true

@@ -101,7 +101,7 @@ fi
 
 rm -rf "$out"
 mkdir -p "$out/logs" "$out/consoles/$suite" "$out/lava-run"
-"$py" -m usercopy_lab.lava_jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
+"$py" -m usercopy_lab.output.lava_jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
 # Where a LAVA worker would find its dispatcher: only needed for NFS
 # substitutions; set so that lava-run does not look for a default route.
 printf 'dispatcher_ip: 127.0.0.1\n' > "$out/dispatcher.yaml"
@@ -115,7 +115,7 @@ one_job() {
 		--device "$out/jobs/qemu-device.yaml" --dispatcher "$out/dispatcher.yaml" \
 		"$job" > "$out/lava-run/$t.stdout" 2> "$out/logs/$t.yaml" || rc=$?
 	secs=$(echo "$(date +%s.%N) - $start" | bc)
-	"$py" -m usercopy_lab.lava_jobs console "$out/logs/$t.yaml" > "$out/consoles/$suite/$t.log"
+	"$py" -m usercopy_lab.output.lava_jobs console "$out/logs/$t.yaml" > "$out/consoles/$suite/$t.log"
 	printf '%s %.1fs lava-run exit %s\n' "$t" "$secs" "$rc"
 }
 export -f one_job
@@ -132,7 +132,7 @@ total=$(echo "$(date +%s.%N) - $total_start" | bc)
 printf 'total %.1fs for %d jobs, %d at a time\n' "$total" "${#jobs[@]}" "$parallel" |
 	tee -a "$out/timing.txt"
 
-"$py" -m usercopy_lab.lava_results verdicts --suite "$suite" --logs "$out/logs" \
+"$py" -m usercopy_lab.output.lava_results verdicts --suite "$suite" --logs "$out/logs" \
 	--json "$out/lava-results.json" > "$out/lava-table.txt" || true
 echo "LAVA's own verdicts (from its results):"
 cat "$out/lava-table.txt"
@@ -141,7 +141,7 @@ cat "$out/lava-table.txt"
 compare=(--lava "$out/lava-results.json" --match "$out/match-junit.xml")
 [ -z "$run" ] || compare+=(--ours "$run/results.json")
 status=0
-"$py" -m usercopy_lab.lava_results compare --suite "$suite" "${compare[@]}" \
+"$py" -m usercopy_lab.output.lava_results compare --suite "$suite" "${compare[@]}" \
 	> "$out/compare.txt" || status=$?
 cat "$out/compare.txt"
 echo "lava-run-suite: everything in $out"

@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .inputs import InputError
+from ..inputs import InputError
 
 
 def with_modules(base: Path, modules: Path, cache_dir: Path, kernel: str) -> Path:

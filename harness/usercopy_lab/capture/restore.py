@@ -21,7 +21,7 @@ from typing import IO
 
 from .console_capture import (END_LINE, START_LINE, Cancel, Capture, CaptureEnd, CaptureLog,
                               Guest)
-from .inputs import shown
+from ..inputs import shown
 from .qemu_boot import BootMode, GuestSpec, Machine
 from .qmp import QmpClient, QmpError
 

@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .inputs import GUEST_MEMORY_MB, KERNEL, arg_type, parse_cmdline, shown, writable_dir
+from ..inputs import GUEST_MEMORY_MB, KERNEL, arg_type, parse_cmdline, shown, writable_dir
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SHELL_CMDLINE = "lab.shell=1"
 PROMPT = "usercopy-lab:"    # start of the guest shell's prompt (initramfs-src/init)
 

@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .console_markers import read_markers
-from .hunt_coverage import Histogram, parse_histogram
-from .log_lines import normalize, program_lines
-from .log_reader import split_lines
-from .oops_parser import iter_reports
-from .report_model import Report
-from .slab_audit import AuditError, SlabTable, parse_console
+from ..reports.console_markers import read_markers
+from .coverage import Histogram, parse_histogram
+from ..reports.log_lines import normalize, program_lines
+from ..reports.log_reader import split_lines
+from ..reports.oops_parser import iter_reports
+from ..model import Report
+from ..judge.slab_audit import AuditError, SlabTable, parse_console
 
 PREFIX = "usercopy-lab-hunt: "
 _AGAIN = re.compile(r"usercopy: whitelist violation again: (exposure|overwrite) (?:from|to) "

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .dwarf_layout import DwarfError, Layouts
-from .slab_audit import SlabTable
+from ..judge.dwarf_layout import DwarfError, Layouts
+from ..judge.slab_audit import SlabTable
 
 PROBE_CACHE = "hunt-probe.json"
 # Where the kernel defines what the probe dereferences: struct slab is

@@ -31,8 +31,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from .report_model import Report
-from .slab_audit import SlabTable
+from ..model import Report
+from ..judge.slab_audit import SlabTable
 
 USERCOPY_KINDS = ("usercopy_warn", "usercopy_abort", "usercopy_legacy")
 

@@ -1,10 +1,10 @@
 """make hunt: workloads written elsewhere, in fallback guests, until a
 missing usercopy whitelist shows up (docs/hunt.md).
 
-    python3 -m usercopy_lab.hunt run [--minutes M] [-j N] [--kernel NAME]
+    python3 -m usercopy_lab.hunt.runner run [--minutes M] [-j N] [--kernel NAME]
         [--workload NAME]... [--guest-seconds S] [--seed N] [--no-calibrate]
-    python3 -m usercopy_lab.hunt harvest RUN_DIR       (again, without booting)
-    python3 -m usercopy_lab.hunt replay RUN_DIR (--guest ID | --finding ID)...
+    python3 -m usercopy_lab.hunt.runner harvest RUN_DIR       (again, without booting)
+    python3 -m usercopy_lab.hunt.runner replay RUN_DIR (--guest ID | --finding ID)...
         [--tries N]
 
 `run` boots the plan's guests N at a time (hunt_plan.py), each a full boot
@@ -34,17 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import triage
-from .console_capture import Cancel, capture_guest, pexpect_available
-from .hunt_console import GuestConsole, read_guest
-from .hunt_coverage import (Coverage, CoverageError, ReachNote, load_notes, probe_offsets)
-from .hunt_findings import Class, Findings, FindingsError, Occurrence, load_rules
-from .hunt_plan import FOREIGN, GuestPlan, PlanError, load_workloads, plan_guests
-from .qemu_boot import GuestSpec, choose_accel, qemu_available
-from .run_dir import open_run_dir
-from .trigger_run import kernel_vmlinux
+from ..judge import triage
+from ..capture.console_capture import Cancel, capture_guest, pexpect_available
+from .console import GuestConsole, read_guest
+from .coverage import (Coverage, CoverageError, ReachNote, load_notes, probe_offsets)
+from .findings import Class, Findings, FindingsError, Occurrence, load_rules
+from .plan import FOREIGN, GuestPlan, PlanError, load_workloads, plan_guests
+from ..capture.qemu_boot import GuestSpec, choose_accel, qemu_available
+from ..run.run_dir import open_run_dir
+from ..run.trigger_run import kernel_vmlinux
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FALLBACK = "slab_common.usercopy_fallback=1"
 HELPER = "hunt-run"
 MEMORY_MB = 768

@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files,
+from ..inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files,
                      read_text, shown)
-from .report_model import KINDS, Report, usercopy_line
+from ..model import KINDS, Report, usercopy_line
 
 OUTCOMES = ("killed", "returned", "xfail", "unknown-trigger")
 DIRECTIONS = ("exposure", "overwrite")

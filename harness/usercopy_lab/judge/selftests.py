@@ -28,11 +28,11 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .console_markers import read_markers
+from ..reports.console_markers import read_markers
 from .golden import Golden
-from .log_lines import program_lines
-from .suite import Suite
-from .trigger_run import TriggerResult
+from ..reports.log_lines import program_lines
+from ..run.suite import Suite
+from ..run.trigger_run import TriggerResult
 from .faults import Fault
 from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL, Asked, bound_to
 

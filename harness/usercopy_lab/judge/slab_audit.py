@@ -28,7 +28,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .log_lines import program_lines
+from ..reports.log_lines import program_lines
 from .whitelist_spec import AuditSpec, CacheRule, DwarfTable, State
 
 PROGRAM = "audit-slab-caches"

@@ -26,7 +26,7 @@ expected-oops/seeds/slab-audit.toml says, per cache, what the guest's
 
 Numbers are never typed by hand here: every offset and size of a struct
 comes from build/kernel-<variant>/vmlinux (dwarf_layout.Layouts).
-`python3 -m usercopy_lab.whitelist_spec --vmlinux V SPEC` prints them.
+`python3 -m usercopy_lab.judge.whitelist_spec --vmlinux V SPEC` prints them.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Mapping, TextIO, Union
 
 from .dwarf_layout import DwarfError, Layouts
-from .inputs import load_toml, read_bounded, shown
+from ..inputs import load_toml, read_bounded, shown
 
 
 class SpecError(ValueError):
@@ -344,7 +344,7 @@ def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python3 -m usercopy_lab.whitelist_spec",
+        prog="python3 -m usercopy_lab.judge.whitelist_spec",
         description="Evaluate the audit golden file's offsetof/sizeof terms "
                     "from a vmlinux's DWARF and print them.")
     parser.add_argument("spec", type=Path)

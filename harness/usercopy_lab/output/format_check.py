@@ -6,7 +6,7 @@ ElementTree; both must name every trigger of results.json, in its suite,
 with the status our verdict maps to (result_formats.KUNIT_STATUS and
 VERDICT_FORMS), and kunit.py's summary counts must equal ours.
 
-  python3 -m usercopy_lab.format_check RUN_DIR --kunit TREE/tools/testing/kunit/kunit.py
+  python3 -m usercopy_lab.output.format_check RUN_DIR --kunit TREE/tools/testing/kunit/kunit.py
 
 Exit status: 0 agree, 1 disagree (one line per difference), 2 bad input.
 """

@@ -69,10 +69,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .console_markers import CHECK_PREFIX
-from .frames import SUFFIX
-from .golden import DIRECTIONS, ExpectedReport, Golden
-from .report_formats import CONTINUES, GROUPS
+from ..reports.console_markers import CHECK_PREFIX
+from ..reports.frames import SUFFIX
+from ..judge.golden import DIRECTIONS, ExpectedReport, Golden
+from ..reports.report_formats import CONTINUES, GROUPS
 
 # The interactive script's name; LAVA names the results' suite
 # "<stage>_<name>" (stage 0: the job's first test action).
@@ -514,7 +514,7 @@ def _carrier(golden: Golden, expected_text: str | None) -> str | None:
         if ere is not None:
             found = re.search(ere, text, re.IGNORECASE) is not None
         else:
-            from .selftests import grep_eqi
+            from ..judge.selftests import grep_eqi
             found = grep_eqi(expected_text, text)
         if found:
             return key

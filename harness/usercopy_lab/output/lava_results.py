@@ -16,9 +16,9 @@ XFAIL / SKIP / ERROR, and the table is the one `usercopy-lab run` prints.
 (our runner's results.json, LAVA's, `usercopy-lab match` on LAVA's
 consoles as JUnit) and fails on any difference.
 
-  python3 -m usercopy_lab.lava_results verdicts --suite S --logs DIR [--json OUT]
-  python3 -m usercopy_lab.lava_results fetch --server URL --jobs IDS [--out DIR] [--json OUT]
-  python3 -m usercopy_lab.lava_results compare --suite S [--ours R.json] [--lava L.json] [--match M.xml]
+  python3 -m usercopy_lab.output.lava_results verdicts --suite S --logs DIR [--json OUT]
+  python3 -m usercopy_lab.output.lava_results fetch --server URL --jobs IDS [--out DIR] [--json OUT]
+  python3 -m usercopy_lab.output.lava_results compare --suite S [--ours R.json] [--lava L.json] [--match M.xml]
 """
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ from .lava_checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
 from .lava_jobs import LOADER, REPO, Job, console_from_lava_log, find_job, log_entries
 from .result_formats import read_junit_verdicts
 from .results_report import print_table, write_json
-from .suite import Suite, SuiteError, load_suites, pick
-from .trigger_run import TriggerResult
+from ..run.suite import Suite, SuiteError, load_suites, pick
+from ..run.trigger_run import TriggerResult
 
 HEALTHS = {"pass": COMPLETE, "fail": INCOMPLETE}
 

@@ -27,12 +27,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from .inputs import shown
-from .report_model import Report, usercopy_line
-from .selftests import write_comparison
-from .suite import Suite
-from .trigger_run import TriggerResult
-from .verdict import ERROR, FAIL, PASS, SKIP, XFAIL
+from ..inputs import shown
+from ..model import Report, usercopy_line
+from ..judge.selftests import write_comparison
+from ..run.suite import Suite
+from ..run.trigger_run import TriggerResult
+from ..judge.verdict import ERROR, FAIL, PASS, SKIP, XFAIL
 
 KTAP_FILE = "results.ktap"
 JUNIT_FILE = "junit.xml"

@@ -6,9 +6,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from .inputs import shown
-from .trigger_run import TriggerResult
-from .verdict import FAILING
+from ..inputs import shown
+from ..run.trigger_run import TriggerResult
+from ..judge.verdict import FAILING
 
 
 def print_table(results: list[TriggerResult], out: TextIO) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .report_model import FrameAddress
+from ..model import FrameAddress
 
 _NAME = r"[A-Za-z_.$][\w.$]*"
 _LEAD = r"^\s*(?:<(?:IRQ|EOI|NMI)>\s+)?\(?(?:\[<?(?:0x)?[0-9a-f]+>?\]\s*){0,2}(\?\s+)?"

@@ -46,7 +46,7 @@ from .report_analysis import BARE_FRAME, RawReport, analyze, is_plumbing
 from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
                              ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
                              Group, header_group, may_matter)
-from .report_model import Report
+from ..model import Report
 from .report_naming import make_signature
 
 __all__ = ["CHUNK", "MAX_LINE", "LogFormatError", "ScanStats", "is_plumbing", "iter_file",

@@ -31,7 +31,7 @@ from .report_formats import (CALL_TRACE, CORRUPTED_LINES, CUT_OBJECT, EXCEPTION_
                              SKIP, STACK_START, STALL_ANCHORS, TO_USER, TRACE_END, TRACE_HEADING,
                              STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
 from .report_formats import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
-from .report_model import Report
+from ..model import Report
 from .report_naming import make_signature, make_title, syz_normalize
 
 MAX_TEXT = 512             # characters of a line that patterns look at (patterns

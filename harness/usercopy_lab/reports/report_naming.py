@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .report_model import Report
+from ..model import Report
 
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+")
 # "... in func+0x1a/0x40 [mod]", "... in a / b" (KCSAN), "... in dir/file.h:110:33"

@@ -24,7 +24,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .report_model import FrameAddress
+from ..model import FrameAddress
 
 class SymbolizeError(RuntimeError):
     """vmlinux cannot be used (missing, no symbols, no debug info, no binutils)."""

@@ -1,6 +1,6 @@
 """Hostile inputs, each run as the user would run it, with limits.
 
-    python3 -m usercopy_lab.hostile_inputs [CASES.toml] [--only NAME] [--pythonpath DIR]
+    python3 -m usercopy_lab.run.hostile_inputs [CASES.toml] [--only NAME] [--pythonpath DIR]
 
 Every [[case]] of the table (harness/tests/hostile_inputs.toml; a row per
 case, so new cases are rows, not code) runs `python3 -m usercopy_lab.cli
@@ -56,9 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .inputs import InputError, load_toml, shown
+from ..inputs import InputError, load_toml, shown
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CASES = REPO / "harness" / "tests" / "hostile_inputs.toml"
 FAKE_QEMU = REPO / "harness" / "tests" / "fake_qemu"
 CONSOLES = REPO / "harness" / "tests" / "testdata" / "console-series" / "default"

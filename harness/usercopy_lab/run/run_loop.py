@@ -25,19 +25,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from .console_capture import Cancel
-from .dwarf_layout import DwarfError
-from .golden import Golden
-from .inputs import shown
-from .qemu_boot import BootMode, GuestSpec, Machine, arch_accel
-from .restore import ResidentSlot
-from .snapshot import SnapshotPool
-from .slab_audit import PROGRAM as AUDIT_PROGRAM
+from ..capture.console_capture import Cancel
+from ..judge.dwarf_layout import DwarfError
+from ..judge.golden import Golden
+from ..inputs import shown
+from ..capture.qemu_boot import BootMode, GuestSpec, Machine, arch_accel
+from ..capture.restore import ResidentSlot
+from ..capture.snapshot import SnapshotPool
+from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from .suite import Suite, SuiteError, SuiteInputs
 from .trigger_run import (Boot, RunLimits, TriggerResult, check_golden_name, kernel_vmlinux,
                           run_trigger)
-from .verdict import ERROR
-from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
+from ..judge.verdict import ERROR
+from ..judge.whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
 
 
 def default_jobs() -> int:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .golden import Golden, load_layered
-from .inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
+from ..judge.golden import Golden, load_layered
+from ..inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
                      load_toml, read_text, shown)
-from .qemu_boot import ARCHES, NATIVE
-from .slab_audit import PROGRAM as AUDIT_PROGRAM
-from .whitelist_spec import load_spec
+from ..capture.qemu_boot import ARCHES, NATIVE
+from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
+from ..judge.whitelist_spec import load_spec
 
 
 class SuiteError(InputError):

@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .console_capture import Cancel, Capture, capture_guest
-from .console_markers import ConsoleMarkers
-from .console_scan import grep_after_start, scan_console
-from .faults import ConsoleFacts, classify
-from .golden import Golden
-from .qemu_boot import BootMode, GuestSpec
-from .report_model import Report
-from .restore import ResidentSlot, Restore, restore_guest
-from .slab_audit import PROGRAM as AUDIT_PROGRAM
-from .verdict import ERROR, Verdict, decide, decide_check, decide_audit
+from ..capture.console_capture import Cancel, Capture, capture_guest
+from ..reports.console_markers import ConsoleMarkers
+from ..judge.console_scan import grep_after_start, scan_console
+from ..judge.faults import ConsoleFacts, classify
+from ..judge.golden import Golden
+from ..capture.qemu_boot import BootMode, GuestSpec
+from ..model import Report
+from ..capture.restore import ResidentSlot, Restore, restore_guest
+from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
+from ..judge.verdict import ERROR, Verdict, decide, decide_check, decide_audit
 
 
 @dataclass
@@ -99,7 +99,7 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
         result = evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds,
                                     golden, spec.kernel)
     elif selftests:
-        from .selftests import evaluate_selftest_log   # selftests imports this module
+        from ..judge.selftests import evaluate_selftest_log   # selftests imports this module
         result = evaluate_selftest_log(suite, spec.trigger, log_path, golden,
                                        cap.error, cap.seconds)
     else:
@@ -121,7 +121,7 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
     seen = None
     if expected_text:
         # run.sh's own check: grep -E -qi over what the test added.
-        from .selftests import upstream_expect
+        from ..judge.selftests import upstream_expect
         seen = grep_after_start(upstream_expect(expected_text)[0], log_path)
         if not seen and verdict.verdict == "PASS":
             verdict.verdict = "FAIL"

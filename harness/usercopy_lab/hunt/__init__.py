@@ -1,0 +1,1 @@
+"""hunt: fuzz/stress workloads in fallback guests, their findings and reach."""
