@@ -27,7 +27,7 @@ from usercopy_lab.inputs import (CMDLINE_MAX_LEN, JOBS, NAME_MAX_LEN, TIMEOUT, T
                                  toml_shape_problem, writable_dir, writable_file)
 from usercopy_lab.output.result_formats import junit_tree, ktap_text
 from usercopy_lab.output.results_report import print_table
-from usercopy_lab.run.trigger_run import TriggerResult
+from usercopy_lab.model import TriggerResult
 
 FIXTURE = [HealthCheck.function_scoped_fixture]
 CONTROL = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")

@@ -24,7 +24,8 @@ from usercopy_lab.output.result_formats import (JUNIT_FILE, KTAP_FILE, KUNIT_STA
                                          read_junit_verdicts, write_formats)
 from usercopy_lab.output.results_report import ResultsJson, write_json
 from usercopy_lab.run.suite import load_suites
-from usercopy_lab.run.trigger_run import TriggerResult, evaluate_log
+from usercopy_lab.run.trigger_run import evaluate_log
+from usercopy_lab.model import TriggerResult
 
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = Path(__file__).parent / "testdata"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.judge.selftests import (COMPARISON_MD, DEFAULT_EXPECT, compare,
-                                    evaluate_selftest_log, grep_eqi, lines_after_start,
-                                    upstream_expect, write_comparison)
+from usercopy_lab.judge.selftests import (DEFAULT_EXPECT, evaluate_selftest_log, grep_eqi,
+                                          lines_after_start, upstream_expect)
+from usercopy_lab.output.selftests_comparison import COMPARISON_MD, compare, write_comparison
 from usercopy_lab.run.suite import SuiteError, load_suites
 from usercopy_lab.run.trigger_run import evaluate_log
 

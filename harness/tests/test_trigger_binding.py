@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from usercopy_lab.run.suite import load_suites
-from usercopy_lab.run.trigger_run import TriggerResult, evaluate_check_log, evaluate_log
+from usercopy_lab.run.trigger_run import evaluate_check_log, evaluate_log
+from usercopy_lab.model import TriggerResult
 from usercopy_lab.judge.verdict import FAILING
 
 REPO = Path(__file__).resolve().parents[2]

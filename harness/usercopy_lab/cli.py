@@ -22,12 +22,13 @@ from .judge.golden import load_layered
 from .inputs import (CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir,
                      writable_file)
 from .capture.initramfs import with_modules
-from .capture.qemu_boot import ARCHES, NATIVE, BootMode, choose_accel, qemu_available
+from .capture.qemu_boot import ARCHES, NATIVE, choose_accel, qemu_available
+from .model import BootMode, TriggerResult
 from .output.results_report import ResultsJson, print_table
 from .run.run_dir import open_run_dir
 from .run.run_loop import Job, RunOptions, default_jobs, execute, plan
 from .run.suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
-from .run.trigger_run import (RunLimits, TriggerResult, check_golden_name, evaluate_check_log,
+from .run.trigger_run import (RunLimits, check_golden_name, evaluate_check_log,
                           evaluate_log)
 from .judge.verdict import FAILING
 

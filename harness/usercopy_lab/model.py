@@ -1,14 +1,84 @@
-"""The one data type every stage after capture speaks: a kernel report."""
+"""The lab's data model: what every stage after capture speaks.
+
+Enums for the closed vocabularies (a trigger's verdict, a report's kind, a
+usercopy's direction, LKDTM's outcome, how a guest booted) and the two
+records the pipeline passes on: a kernel Report (reports/ builds them) and
+a TriggerResult (run/ builds them, judge/ and output/ read them).  The
+enums are StrEnums: a member is its string ("PASS" == Verdict.PASS), so
+JSON, goldens and results read and write the same text as before.
+This module imports nothing of the lab's.
+"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum, StrEnum
 from typing import Any
 
-# Kinds a report can have: the three usercopy generations, then by the
-# kernel facility that printed it (report_formats.py maps each format).
-KINDS = ("usercopy_abort", "usercopy_warn", "usercopy_legacy", "bug",
-         "warning", "oops", "kasan", "panic", "kmsan", "kcsan", "kfence",
-         "ubsan", "lockdep", "stall", "hang", "leak", "other")
+
+class Verdict(StrEnum):
+    """A trigger's verdict, as results.json, KTAP and JUnit spell it."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    XFAIL = "XFAIL"
+    SKIP = "SKIP"
+    ERROR = "ERROR"
+
+
+class ReportKind(StrEnum):
+    """Kinds a report can have: the three usercopy generations, then by the
+    kernel facility that printed it (reports/report_formats.py maps each format)."""
+
+    USERCOPY_ABORT = "usercopy_abort"
+    USERCOPY_WARN = "usercopy_warn"
+    USERCOPY_LEGACY = "usercopy_legacy"
+    BUG = "bug"
+    WARNING = "warning"
+    OOPS = "oops"
+    KASAN = "kasan"
+    PANIC = "panic"
+    KMSAN = "kmsan"
+    KCSAN = "kcsan"
+    KFENCE = "kfence"
+    UBSAN = "ubsan"
+    LOCKDEP = "lockdep"
+    STALL = "stall"
+    HANG = "hang"
+    LEAK = "leak"
+    OTHER = "other"
+
+
+KINDS = tuple(k.value for k in ReportKind)
+USERCOPY_KINDS = (ReportKind.USERCOPY_WARN, ReportKind.USERCOPY_ABORT, ReportKind.USERCOPY_LEGACY)
+
+
+class Direction(StrEnum):
+    """Which way a usercopy went: to user space (exposure) or from it (overwrite)."""
+
+    EXPOSURE = "exposure"
+    OVERWRITE = "overwrite"
+
+
+DIRECTIONS = tuple(d.value for d in Direction)
+
+
+class Outcome(StrEnum):
+    """What a golden file expects the LKDTM trigger's process to do."""
+
+    KILLED = "killed"
+    RETURNED = "returned"
+    XFAIL = "xfail"
+    UNKNOWN_TRIGGER = "unknown-trigger"
+
+
+OUTCOMES = tuple(o.value for o in Outcome)
+
+
+class BootMode(str, Enum):
+    """How a trigger's guest booted: restored from a snapshot, or a full boot."""
+
+    SNAPSHOT = "snapshot"
+    FULL = "full"
 
 
 def usercopy_line(kind: str, direction: object, obj: object, cache: object,
@@ -79,3 +149,34 @@ class Report:
         data.pop("lines")
         data.pop("frame_addresses")
         return data
+
+
+@dataclass
+class TriggerResult:
+    """What one trigger's run came to: its verdict and the reports behind it."""
+
+    suite: str
+    trigger: str
+    verdict: str
+    summary: str
+    seconds: float
+    log: str
+    golden: str | None
+    diffs: list[str] = field(default_factory=list)
+    expected_text_seen: bool | None = None
+    reports: list[Report] = field(default_factory=list)
+    fault: str | None = None        # judge/faults.Fault value of an ERROR
+    boot: str = BootMode.FULL.value
+    fallback: str | None = None     # why a snapshot-mode trigger booted in full
+    reused_qemu: bool = False       # restored in the QEMU of the worker's last trigger
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "suite": self.suite, "name": self.trigger, "verdict": self.verdict,
+            "fault": self.fault, "summary": self.summary,
+            "seconds": round(self.seconds, 2), "boot": self.boot,
+            "boot_fallback": self.fallback, "reused_qemu": self.reused_qemu,
+            "log": self.log, "golden": self.golden, "diffs": self.diffs,
+            "expected_text_seen": self.expected_text_seen,
+            "reports": [r.to_json() for r in self.reports],
+        }

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from .cli import main as cli_main
 from .inputs import IntRange, arg_type, read_bounded
 from .judge.verdict import FAILING
 
@@ -76,7 +77,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=Path("results/soak"),
                         help="each run's folder is made under RESULTS/<soak-id>/")
     args, run_args = parser.parse_known_args(argv)
-    from .cli import main as cli_main   # the run loop; imported here, not for --help
 
     root = args.results / time.strftime("%Y%m%d-%H%M%S")
     walls = []

@@ -21,7 +21,9 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .qemu_boot import BootMode, GuestSpec
+from .qemu_boot import GuestSpec
+
+from ..model import BootMode
 
 if TYPE_CHECKING:
     import pexpect

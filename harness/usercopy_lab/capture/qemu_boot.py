@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 QEMU_IMG = "qemu-img"
@@ -85,11 +84,6 @@ WAIT_CMDLINE = "lab.wait=console"
 # The qcow2 image that holds the saved machine is attached as a drive no
 # guest device sees (if=none): it only gives savevm/loadvm a place to live.
 SNAPSHOT_DRIVE_ID = "labsnap"
-
-
-class BootMode(str, Enum):
-    SNAPSHOT = "snapshot"
-    FULL = "full"
 
 
 @dataclass(frozen=True)

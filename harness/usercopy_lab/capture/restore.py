@@ -22,7 +22,8 @@ from typing import IO
 from .console_capture import (END_LINE, START_LINE, Cancel, Capture, CaptureEnd, CaptureLog,
                               Guest)
 from ..inputs import shown
-from .qemu_boot import BootMode, GuestSpec, Machine
+from .qemu_boot import GuestSpec, Machine
+from ..model import BootMode
 from .qmp import QmpClient, QmpError
 
 

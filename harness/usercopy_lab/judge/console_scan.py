@@ -29,6 +29,7 @@ from .faults import FACT_KEYS, ConsoleFacts, bad_characters
 from ..reports.log_reader import CHUNK, ScanStats, candidate_lines, open_log
 from ..reports.oops_parser import iter_stream
 from ..model import Report
+from .selftests import grep_eqi
 
 KEPT_LINES_LIMIT = 16 << 20        # characters of lines kept for the audit
 START_MARK = "USERCOPY-LAB-START"
@@ -105,7 +106,6 @@ def scan_console(path: Path, keep_lines: bool = False) -> ConsoleScan:
 def grep_after_start(pattern: str, path: Path) -> bool:
     """`grep -E -qi PATTERN` over the console from its first START marker
     on (selftests.lines_after_start), streamed to the host's grep."""
-    from .selftests import grep_eqi
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     with open_log(path) as f:
         tail, started = "", False

@@ -35,10 +35,7 @@ from pathlib import Path
 
 from ..inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files,
                      read_text, shown)
-from ..model import KINDS, Report, usercopy_line
-
-OUTCOMES = ("killed", "returned", "xfail", "unknown-trigger")
-DIRECTIONS = ("exposure", "overwrite")
+from ..model import DIRECTIONS, KINDS, OUTCOMES, Report, usercopy_line
 
 
 @dataclass(frozen=True)

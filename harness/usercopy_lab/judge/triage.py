@@ -52,6 +52,7 @@ from ..reports.oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file
 from ..inputs import shown
 from ..reports.log_reader import MAX_INPUT, Prefixed, looks_binary, open_log, open_stream, read_head
 from ..model import Report
+from ..reports.symbolize import SymbolizeError, Symbolizer
 
 LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial",
                 ".gz", ".xz", ".bz2"}
@@ -480,7 +481,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     baseline = load_baseline(args.baseline, err, limits) if args.baseline else None
     symbolizer = None
     if args.vmlinux:
-        from ..reports.symbolize import Symbolizer, SymbolizeError
         symbolizer = Symbolizer(args.vmlinux)
         try:
             symbolizer.check()
@@ -545,7 +545,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _symbolize(symbolizer: Any, rep: Report, err: TextIO) -> list[str]:
-    from ..reports.symbolize import SymbolizeError
     try:
         return symbolizer.resolve(rep.frame_addresses)
     except SymbolizeError as exc:

@@ -10,16 +10,18 @@ from .dwarf_layout import DwarfError
 from .faults import Fault
 from .golden import Golden, match_expected
 from ..inputs import shown
-from ..model import Report, usercopy_line
+from ..model import Report, Verdict, usercopy_line
 from .slab_audit import audit_console
 from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
 
-PASS, FAIL, XFAIL, SKIP, ERROR = "PASS", "FAIL", "XFAIL", "SKIP", "ERROR"
+PASS, FAIL, XFAIL, SKIP, ERROR = Verdict
 FAILING = (FAIL, ERROR)
 
 
 @dataclass
-class Verdict:
+class Decision:
+    """A verdict with what it rests on."""
+
     verdict: str
     summary: str                      # one line: what was seen
     diffs: list[str] = field(default_factory=list)   # expected-vs-seen lines
@@ -80,32 +82,32 @@ def seen_summary(reports: list[Report], markers: ConsoleMarkers) -> str:
 
 
 def decide(trigger: str, capture_error: str | None, markers: ConsoleMarkers,
-           reports: list[Report], golden: Golden | None) -> Verdict:
+           reports: list[Report], golden: Golden | None) -> Decision:
     summary = seen_summary(reports, markers)
     if markers.started is None:
-        return Verdict(ERROR, capture_error or "guest never reached the trigger")
+        return Decision(ERROR, capture_error or "guest never reached the trigger")
     if problem := bound_to(trigger, markers, Asked.TRIGGER):
-        return Verdict(ERROR, problem, fault=Fault.WRONG_TRIGGER)
+        return Decision(ERROR, problem, fault=Fault.WRONG_TRIGGER)
     if markers.outcome == "unknown-trigger":
         if golden is None or golden.outcome == "unknown-trigger":
-            return Verdict(SKIP, f"{trigger} is not listed by provoke-crash/DIRECT")
-        return Verdict(FAIL, f"{trigger} is not listed by provoke-crash/DIRECT",
+            return Decision(SKIP, f"{trigger} is not listed by provoke-crash/DIRECT")
+        return Decision(FAIL, f"{trigger} is not listed by provoke-crash/DIRECT",
                        [f"outcome: expected {golden.outcome}, saw unknown-trigger"])
     if markers.outcome == "no-lkdtm":
-        return Verdict(ERROR, "the guest kernel has no LKDTM debugfs interface")
+        return Decision(ERROR, "the guest kernel has no LKDTM debugfs interface")
     if markers.ended is None:
-        return Verdict(ERROR, f"{capture_error or 'no end marker'}; saw: {summary}")
+        return Decision(ERROR, f"{capture_error or 'no end marker'}; saw: {summary}")
     if golden is None:
-        return Verdict(FAIL, summary, [f"golden: no golden file for {trigger}"])
+        return Decision(FAIL, summary, [f"golden: no golden file for {trigger}"])
 
     diffs = _compare(golden, markers, reports)
     if markers.lkdtm_xfail:
         if golden.outcome == "xfail" and not diffs:
-            return Verdict(XFAIL, markers.lkdtm_xfail[0])
+            return Decision(XFAIL, markers.lkdtm_xfail[0])
         if golden.outcome != "xfail":
             diffs.insert(0, f"outcome: expected {golden.outcome}, saw LKDTM "
                             f"{markers.lkdtm_xfail[0]!r}")
-    return Verdict(FAIL if diffs else PASS, summary, diffs)
+    return Decision(FAIL if diffs else PASS, summary, diffs)
 
 
 def _compare(golden: Golden, markers: ConsoleMarkers,
@@ -185,7 +187,7 @@ def _cross_check(markers: ConsoleMarkers, reports: list[Report]) -> list[str]:
 
 
 def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
-                 reports: list[Report], golden: Golden | None = None) -> Verdict:
+                 reports: list[Report], golden: Golden | None = None) -> Decision:
     """Verdict of an in-guest check program (lab.helper=NAME).
 
     PASS needs: the program ran and printed no FAIL line, and
@@ -198,11 +200,11 @@ def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
       status 0 and a PASS line.
     """
     if markers.started is None:
-        return Verdict(ERROR, capture_error or "guest never started the check")
+        return Decision(ERROR, capture_error or "guest never started the check")
     if problem := bound_to(name, markers, Asked.CHECK):
-        return Verdict(ERROR, problem, fault=Fault.WRONG_TRIGGER)
+        return Decision(ERROR, problem, fault=Fault.WRONG_TRIGGER)
     if markers.ended is None:
-        return Verdict(ERROR, capture_error or "no end marker")
+        return Decision(ERROR, capture_error or "no end marker")
     passed = [c for c in markers.checks if c.startswith("PASS:")]
     failed = [c for c in markers.checks if c.startswith("FAIL:")]
     diffs = [f"check: {c}" for c in failed]
@@ -220,11 +222,11 @@ def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
     summary = f"{len(passed)} checks passed, {len(failed)} failed"
     if golden is not None:
         summary += f"; {seen_summary(reports, markers)}"
-    return Verdict(FAIL if diffs else PASS, summary, diffs)
+    return Decision(FAIL if diffs else PASS, summary, diffs)
 
 
-def decide_audit(check: Verdict, lines: list[str], spec_path: Path, vmlinux: Path,
-                 out_dir: Path) -> Verdict:
+def decide_audit(check: Decision, lines: list[str], spec_path: Path, vmlinux: Path,
+                 out_dir: Path) -> Decision:
     """The whitelist audit: the check's verdict plus one diff per problem
     the golden file and the kernel's DWARF find in the guest's slab table
     (slab_audit); the table is written into OUT_DIR."""
@@ -232,7 +234,7 @@ def decide_audit(check: Verdict, lines: list[str], spec_path: Path, vmlinux: Pat
         spec = load_spec(spec_path)
         dwarf = load_or_compute(spec, vmlinux, vmlinux.parent / DWARF_CACHE)
     except (SpecError, DwarfError) as exc:
-        return Verdict(ERROR, f"audit: {exc}", check.diffs)
+        return Decision(ERROR, f"audit: {exc}", check.diffs)
     diffs = check.diffs + audit_console(lines, spec, dwarf, out_dir)
     summary = f"{check.summary}; audit: {len(diffs) - len(check.diffs)} problem(s)"
-    return Verdict(FAIL if diffs else PASS, summary, diffs)
+    return Decision(FAIL if diffs else PASS, summary, diffs)

@@ -72,6 +72,7 @@ from typing import Any, Mapping
 from ..reports.console_markers import CHECK_PREFIX
 from ..reports.frames import SUFFIX
 from ..judge.golden import DIRECTIONS, ExpectedReport, Golden
+from ..judge.selftests import grep_eqi
 from ..reports.report_formats import CONTINUES, GROUPS
 
 # The interactive script's name; LAVA names the results' suite
@@ -514,7 +515,6 @@ def _carrier(golden: Golden, expected_text: str | None) -> str | None:
         if ere is not None:
             found = re.search(ere, text, re.IGNORECASE) is not None
         else:
-            from ..judge.selftests import grep_eqi
             found = grep_eqi(expected_text, text)
         if found:
             return key

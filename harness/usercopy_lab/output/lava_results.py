@@ -37,11 +37,11 @@ from typing import Any
 import yaml
 
 from .lava_checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
-from .lava_jobs import LOADER, REPO, Job, console_from_lava_log, find_job, log_entries
+from .lava_jobs import LOADER, REPO, Job, suite_jobs, console_from_lava_log, find_job, log_entries
 from .result_formats import read_junit_verdicts
 from .results_report import print_table, write_json
 from ..run.suite import Suite, SuiteError, load_suites, pick
-from ..run.trigger_run import TriggerResult
+from ..model import TriggerResult
 
 HEALTHS = {"pass": COMPLETE, "fail": INCOMPLETE}
 
@@ -220,7 +220,6 @@ def read_verdicts(path: Path, suite: str) -> dict[str, str]:
 def compare(sources: dict[str, Path], suite: Suite, out=print) -> int:
     """Trigger by trigger; 0 when every source has every job with one verdict.
     Our runner's checks without a LAVA job (the whitelist audit) are left out."""
-    from .lava_jobs import suite_jobs
     names = [j.name for j in suite_jobs(suite)]
     verdicts = {label: read_verdicts(path, suite.name) for label, path in sources.items()}
     differ = 0

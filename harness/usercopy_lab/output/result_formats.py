@@ -29,9 +29,9 @@ from typing import Any, Iterable, Mapping
 
 from ..inputs import shown
 from ..model import Report, usercopy_line
-from ..judge.selftests import write_comparison
+from .selftests_comparison import write_comparison
 from ..run.suite import Suite
-from ..run.trigger_run import TriggerResult
+from ..model import TriggerResult
 from ..judge.verdict import ERROR, FAIL, PASS, SKIP, XFAIL
 
 KTAP_FILE = "results.ktap"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..inputs import shown
-from ..run.trigger_run import TriggerResult
+from ..model import TriggerResult
 from ..judge.verdict import FAILING
 
 

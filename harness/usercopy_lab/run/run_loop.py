@@ -29,12 +29,13 @@ from ..capture.console_capture import Cancel
 from ..judge.dwarf_layout import DwarfError
 from ..judge.golden import Golden
 from ..inputs import shown
-from ..capture.qemu_boot import BootMode, GuestSpec, Machine, arch_accel
+from ..capture.qemu_boot import GuestSpec, Machine, arch_accel
+from ..model import BootMode, TriggerResult
 from ..capture.restore import ResidentSlot
 from ..capture.snapshot import SnapshotPool
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from .suite import Suite, SuiteError, SuiteInputs
-from .trigger_run import (Boot, RunLimits, TriggerResult, check_golden_name, kernel_vmlinux,
+from .trigger_run import (Boot, RunLimits, check_golden_name, kernel_vmlinux,
                           run_trigger)
 from ..judge.verdict import ERROR
 from ..judge.whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec

@@ -7,49 +7,20 @@ result records which boot its verdict came from and why.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..capture.console_capture import Cancel, Capture, capture_guest
 from ..reports.console_markers import ConsoleMarkers
 from ..judge.console_scan import grep_after_start, scan_console
 from ..judge.faults import ConsoleFacts, classify
 from ..judge.golden import Golden
-from ..capture.qemu_boot import BootMode, GuestSpec
-from ..model import Report
+from ..capture.qemu_boot import GuestSpec
+from ..model import Report, TriggerResult
 from ..capture.restore import ResidentSlot, Restore, restore_guest
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
-from ..judge.verdict import ERROR, Verdict, decide, decide_check, decide_audit
-
-
-@dataclass
-class TriggerResult:
-    suite: str
-    trigger: str
-    verdict: str
-    summary: str
-    seconds: float
-    log: str
-    golden: str | None
-    diffs: list[str] = field(default_factory=list)
-    expected_text_seen: bool | None = None
-    reports: list[Report] = field(default_factory=list)
-    fault: str | None = None        # faults.Fault value of an ERROR
-    boot: str = BootMode.FULL.value
-    fallback: str | None = None     # why a snapshot-mode trigger booted in full
-    reused_qemu: bool = False       # restored in the QEMU of the worker's last trigger
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "suite": self.suite, "name": self.trigger, "verdict": self.verdict,
-            "fault": self.fault, "summary": self.summary,
-            "seconds": round(self.seconds, 2), "boot": self.boot,
-            "boot_fallback": self.fallback, "reused_qemu": self.reused_qemu,
-            "log": self.log, "golden": self.golden, "diffs": self.diffs,
-            "expected_text_seen": self.expected_text_seen,
-            "reports": [r.to_json() for r in self.reports],
-        }
+from ..judge.selftests import evaluate_selftest_log, upstream_expect
+from ..judge.verdict import ERROR, Decision, decide, decide_check, decide_audit
 
 
 @dataclass(frozen=True)
@@ -99,7 +70,6 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
         result = evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds,
                                     golden, spec.kernel)
     elif selftests:
-        from ..judge.selftests import evaluate_selftest_log   # selftests imports this module
         result = evaluate_selftest_log(suite, spec.trigger, log_path, golden,
                                        cap.error, cap.seconds)
     else:
@@ -117,11 +87,10 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
     """Verdict for an already captured console log (also used by tests)."""
     console = scan_console(log_path)
     markers, reports = console.markers, console.reports
-    verdict: Verdict = decide(trigger, capture_error, markers, reports, golden)
+    verdict: Decision = decide(trigger, capture_error, markers, reports, golden)
     seen = None
     if expected_text:
         # run.sh's own check: grep -E -qi over what the test added.
-        from ..judge.selftests import upstream_expect
         seen = grep_after_start(upstream_expect(expected_text)[0], log_path)
         if not seen and verdict.verdict == "PASS":
             verdict.verdict = "FAIL"
@@ -166,7 +135,7 @@ def kernel_vmlinux(bzimage: Path) -> Path:
     return bzimage.parents[3] / "vmlinux"
 
 
-def _fault(verdict: Verdict, facts: ConsoleFacts, markers: ConsoleMarkers,
+def _fault(verdict: Decision, facts: ConsoleFacts, markers: ConsoleMarkers,
            reports: list[Report]) -> str | None:
     """The named harness fault of an ERROR (faults.py); the summary says it too."""
     if verdict.verdict != ERROR:
