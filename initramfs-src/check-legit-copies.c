@@ -60,7 +60,7 @@
  *
  * Each group prints "usercopy-lab-check: PASS|FAIL: GROUP: N calls (...)";
  * a FAIL names the first call that did not do what it should.  The exit
- * status is the number of failed groups.
+ * status is 0 when every group passed, else 1.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -94,8 +94,8 @@
 #include <unistd.h>
 
 #include "kernel-layout.h"
+#include "lab-check.h"
 
-#define PREFIX "usercopy-lab-check: "
 #define WORKDIR "/tmp/legit"
 #define MAX_NAME 255
 #define FILE_CAP (2 << 20)
@@ -188,7 +188,7 @@ static void do_dentry(void)
 		snprintf(path, sizeof(path), WORKDIR "/f/%s", name);
 		fd = open(path, O_CREAT | O_WRONLY, 0644);
 		call(G_DENTRY, fd >= 0, "creat %s: %s", path, strerror(errno));
-		close(fd);
+		close_if_open(fd);
 		snprintf(target, sizeof(target), "../f/%s", name);
 		snprintf(path, sizeof(path), WORKDIR "/l/%s", name);
 		call(G_DENTRY, !symlink(target, path), "symlink %s: %s", path,
@@ -213,7 +213,7 @@ static void do_dentry(void)
 		}
 		call(G_DENTRY, n == 0, "getdents64 (buffer %d): %s", bufsizes[i],
 		     strerror(errno));
-		close(fd);
+		close_if_open(fd);
 		for (len = 1; len <= MAX_NAME; len++)
 			missing += !seen[len];
 	}
@@ -237,7 +237,7 @@ static void do_dentry(void)
 		call(G_DENTRY, fd >= 0 && n > len &&
 		     !memcmp(target + n - len, name, len),
 		     "readlink %s: %zd", path, n);
-		close(fd);
+		close_if_open(fd);
 	}
 	note(G_DENTRY, "names of 1..%d bytes: creat, symlink, getdents64 with "
 	     "3 buffer sizes, stat, lstat, readlink", MAX_NAME);
@@ -252,7 +252,7 @@ static void do_names(void)
 	int len, fd;
 
 	fd = open(WORKDIR "/n", O_CREAT | O_WRONLY, 0644);
-	close(fd);
+	close_if_open(fd);
 	/* "/tmp/legit/" then "./" * k then "n" (odd total) or "/n" (even) */
 	for (len = 12; len < PATH_MAX; len++) {
 		int pre = strlen(WORKDIR "/");
@@ -410,7 +410,7 @@ static void do_fpu(void)
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	size_t full[NR_FP_REGSETS];
 	char sizes[120] = "";
-	int status, i, r;
+	int status = 0, i, r;
 	pid_t pid;
 
 	sigaction(SIGUSR1, &sa, NULL);
@@ -419,6 +419,10 @@ static void do_fpu(void)
 	call(G_FPU, handled == 200, "%d of 200 SIGUSR1 handled", (int)handled);
 
 	pid = fork();
+	if (pid < 0) {
+		call(G_FPU, 0, "fork: %s", strerror(errno));
+		return;
+	}
 	if (pid == 0) {
 		volatile double x = 1.0;
 
@@ -706,6 +710,10 @@ static void do_exec(const char *self)
 		envp[NR_ARG_LENS] = NULL;
 		snprintf(total, sizeof(total), "%ld", sum);
 		pid = fork();
+		if (pid < 0) {
+			call(G_EXEC, 0, "execve round %d: fork: %s", round, strerror(errno));
+			break;
+		}
 		if (pid == 0) {
 			execve(self, argv, envp);
 			printf(PREFIX "FAIL: exec: execve %s: %s\n", self, strerror(errno));
@@ -757,7 +765,7 @@ static void do_dup(void)
 		close(fd);
 	}
 	fd = open(WORKDIR "/x", O_CREAT | O_WRONLY, 0644);
-	close(fd);
+	close_if_open(fd);
 	fill(big, 65536, 3);
 	for (i = 0; i < (int)(sizeof(vlens) / sizeof(vlens[0])); i++) {
 		/* vmemdup_user() copies the value before ramfs says no */
@@ -812,15 +820,18 @@ static void do_pipe(void)
 		n = read(p[0], buf, len);
 		call(G_PIPE, n == (ssize_t)len && !memcmp(buf, big, len),
 		     "read spliced %zu: %zd", len, n);
-		close(fd);
+		close_if_open(fd);
 	}
 	fd = open("/proc/meminfo", O_RDONLY);
 	n = splice(fd, NULL, p[1], NULL, 4096, SPLICE_F_NONBLOCK);
 	call(G_PIPE, n > 0, "splice /proc/meminfo->pipe: %zd (%s)", n,
 	     strerror(errno));
 	call(G_PIPE, read(p[0], buf, n) == n, "read spliced seq_file");
-	close(fd);
-	close(p[0]), close(p[1]), close(p2[0]), close(p2[1]);
+	close_if_open(fd);
+	close(p[0]);
+	close(p[1]);
+	close(p2[0]);
+	close(p2[1]);
 	note(G_PIPE, "8 sizes 1..65536: write/read, vmsplice, tee, splice "
 	     "pipe<->file; splice of a seq_file");
 }
@@ -924,7 +935,7 @@ static void do_tree(int g, const char *root)
 int main(int argc, char **argv, char **envp)
 {
 	long total = 0;
-	int g, failed = 0;
+	int g;
 
 	if (argc > 2 && !strcmp(argv[1], "--exec-child"))
 		return exec_child(argc, argv, envp);
@@ -946,14 +957,13 @@ int main(int argc, char **argv, char **envp)
 
 		total += grp->calls;
 		if (grp->failed)
-			printf(PREFIX "FAIL: %s: %ld calls, %ld failed, first: %s\n",
+			result(0, "%s: %ld calls, %ld failed, first: %s",
 			       grp->name, grp->calls, grp->failed, grp->first);
 		else
-			printf(PREFIX "PASS: %s: %ld calls (%s)\n", grp->name,
-			       grp->calls, grp->note);
-		failed += !!grp->failed;
+			result(1, "%s: %ld calls (%s)", grp->name, grp->calls,
+			       grp->note);
 	}
 	printf(PREFIX "%ld calls in %d groups, %d groups failed\n", total,
-	       NR_GROUPS, failed);
-	return failed;
+	       NR_GROUPS, failures);
+	return check_status();
 }

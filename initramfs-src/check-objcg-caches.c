@@ -27,7 +27,7 @@
  * kmalloc-*).
  *
  * Every check prints one "usercopy-lab-check: PASS:|FAIL:" line; the exit
- * status is the number of failed checks.
+ * status is 0 when every check passed, else 1.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -232,14 +232,14 @@ int main(void)
 
 	if (find_holders(func, &before)) {
 		result(0, "no " TRACES "/*/alloc_traces: boot with slub_debug=U");
-		return failures;
+		return check_status();
 	}
 	if (enter_child_cgroup())
-		return failures;
+		return check_status();
 	slab0 = cgroup_slab_bytes();
 	bytes = allocate(fds, &queue);
 	if (bytes < 0)
-		return failures;
+		return check_status();
 	slab1 = cgroup_slab_bytes();
 	find_holders(func, &after);
 	printf(PREFIX "objcg arrays (%s in alloc_traces): %s\n", func,
@@ -275,5 +275,5 @@ int main(void)
 	if (queue >= 0)
 		msgctl(queue, IPC_RMID, NULL);
 	printf(PREFIX "%d failed\n", failures);
-	return failures;
+	return check_status();
 }

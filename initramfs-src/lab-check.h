@@ -3,8 +3,9 @@
  * lab-check.h: shared by the in-guest check programs of initramfs-src/.
  *
  * Every check prints one "usercopy-lab-check: PASS:|FAIL: ..." line
- * (harness/usercopy_lab/console_markers.py reads them); the program's exit
- * status is the number of failed checks.
+ * (harness/usercopy_lab/reports/console_markers.py reads them); the
+ * program's exit status is check_status(): 0 when every check passed, 1
+ * when any failed.
  */
 #ifndef LAB_CHECK_H
 #define LAB_CHECK_H
@@ -12,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define SLAB_SYSFS "/sys/kernel/slab"
 #define PREFIX "usercopy-lab-check: "
@@ -30,6 +32,19 @@ static inline __attribute__((format(printf, 2, 3))) void result(int ok, const ch
 	fflush(stdout);
 	if (!ok)
 		failures++;
+}
+
+/* The exit status of a check program: 0 all passed, 1 any failed. */
+static inline int check_status(void)
+{
+	return failures ? 1 : 0;
+}
+
+/* close() an fd that open() may have failed to give. */
+static inline void close_if_open(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }
 
 /* The number in /sys/kernel/slab/CACHE/ATTR (SLUB), -1 if unreadable. */

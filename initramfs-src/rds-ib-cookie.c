@@ -32,8 +32,8 @@
  * lkdtm-tests/mutations/rds-ib-incoming-no-region.patch) the copy BUGs, or
  * with slab_common.usercopy_fallback=1 WARNs as in seed 011's log.
  *
- * Results are "usercopy-lab-check: PASS:|FAIL:" lines; the exit status is
- * the number of failed checks (2 for a setup failure, which names the step).
+ * Results are "usercopy-lab-check: PASS:|FAIL:" lines (a setup failure names
+ * the step); the exit status is 0 when every check passed, else 1.
  */
 #define _GNU_SOURCE
 #include <rdma/rdma_netlink.h>
@@ -141,7 +141,7 @@ int main(void)
 	send_plain(sender, HELLO);
 	receive(receiver, HELLO, SEND_ADDR, SEND_PORT, 0, "");
 	if (failures)
-		return failures;
+		return check_status();
 
 	cookie = send_with_mr(sender, WITH_COOKIE);
 	if (!cookie)
@@ -150,5 +150,5 @@ int main(void)
 		"the sender's RDS_CMSG_RDMA_MAP cookie");
 	close(sender);
 	close(receiver);
-	return failures;
+	return check_status();
 }

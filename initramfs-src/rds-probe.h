@@ -38,7 +38,7 @@
 #define NETMASK "255.255.255.0"
 #define RECV_TIMEOUT_S 20
 
-/* A step the probe cannot go on without: one FAIL line naming it, exit 2. */
+/* A step the probe cannot go on without: one FAIL line naming it, exit 1. */
 static __attribute__((noreturn, format(printf, 1, 2))) void setup_failed(const char *fmt, ...)
 {
 	int err = errno;
@@ -50,7 +50,7 @@ static __attribute__((noreturn, format(printf, 1, 2))) void setup_failed(const c
 	va_end(ap);
 	printf(" (%s)\n", strerror(err));
 	fflush(stdout);
-	exit(2);
+	exit(1);
 }
 
 /* ---- netlink: one request, one ack ---- */
@@ -176,22 +176,6 @@ out:
 	return ret;
 }
 
-static long read_slab_attr(const char *cache, const char *attr)
-{
-	char path[160], buf[32];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, attr);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /*
  * Informational lines: the cache's region and, when SLUB merged it (its
  * /sys/kernel/slab entry is a link to ":<id>"), every cache sharing it;
@@ -209,13 +193,16 @@ static void show_cache(const char *name)
 	target[n > 0 ? n : 0] = '\0';
 	printf(INFO "cache %s%s%s: object_size %ld useroffset %ld usersize %ld\n",
 	       name, n > 0 ? " -> " : "", target,
-	       read_slab_attr(name, "object_size"), read_slab_attr(name, "useroffset"),
-	       read_slab_attr(name, "usersize"));
+	       read_long(name, "object_size"), read_long(name, "useroffset"),
+	       read_long(name, "usersize"));
 	d = n > 0 ? opendir("/sys/kernel/slab") : NULL;
 	while (d && (de = readdir(d))) {
 		snprintf(path, sizeof(path), "/sys/kernel/slab/%s", de->d_name);
 		n = readlink(path, other, sizeof(other) - 1);
-		if (n > 0 && (other[n] = '\0', !strcmp(other, target)))
+		if (n <= 0)
+			continue;
+		other[n] = '\0';
+		if (!strcmp(other, target))
 			printf(INFO "cache %s -> %s\n", de->d_name, other);
 	}
 	if (d)
