@@ -78,6 +78,8 @@ def main() -> int:
     ap.add_argument("-j", "--jobs", type=int, default=default_jobs())
     ap.add_argument("--reps", type=int, default=3, help="overhead repetitions per configuration")
     ap.add_argument("--triage-mb", type=int, default=500)
+    ap.add_argument("--current", type=Path, default=REPO / "docs/bench.md",
+                    help="rewritten with this run's output: the current numbers")
     ap.add_argument("--rebuild", action="store_true",
                     help="also time a warm kernel rebuild (rebuilds build/kernel-default)")
     args = ap.parse_args()
@@ -99,8 +101,19 @@ def main() -> int:
             sys.stdout = sys.__stdout__
         if args.rebuild:
             rebuild(args.build_dir, log)
-    print(f"bench: written to {out / 'bench.txt'}")
+    write_current(args.current, (out / "bench.txt").read_text(), ok)
+    print(f"bench: written to {out / 'bench.txt'} and {args.current}")
     return 0 if ok else 1
+
+
+def write_current(path: Path, text: str, ok: bool) -> None:
+    """The current numbers: this run's output, whole.  Earlier figures stay
+    in docs/history.md (by date, superseded ones marked)."""
+    path.write_text(
+        "# Current numbers (`make bench` rewrites this file)\n\n"
+        "What each number measures: docs/measuring.md.  Older runs: docs/history.md.\n"
+        f"This run's targets: {'met' if ok else 'NOT met (see the output)'}.\n\n"
+        "```\n" + text.rstrip("\n") + "\n```\n")
 
 
 if __name__ == "__main__":
