@@ -113,7 +113,7 @@ def test_only_the_labs_own_families_are_fillers():
 
 
 def _harvest(calibration, guests_without=(), histograms=1):
-    from usercopy_lab.hunt.runner import Harvest
+    from usercopy_lab.hunt.harvest import Harvest
     from usercopy_lab.hunt.findings import Findings
     cov = coverage()
     for _ in range(histograms):

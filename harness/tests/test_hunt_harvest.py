@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from usercopy_lab.hunt.runner import _smoke_verdict, harvest, markdown
+from usercopy_lab.hunt.harvest import harvest, markdown
+from usercopy_lab.hunt.runner import _smoke_verdict
 from usercopy_lab.hunt.findings import Class
 
 DATA = Path(__file__).resolve().parent / "testdata" / "hunt"
@@ -36,7 +37,7 @@ def test_a_run_without_coverage_is_harvested_and_fails_the_smoke(capsys):
 
 
 def test_a_finite_workload_that_exits_0_early_did_not_stop_early():
-    from usercopy_lab.hunt.runner import stopped_early
+    from usercopy_lab.hunt.harvest import stopped_early
     from usercopy_lab.hunt.console import GuestConsole
     row = {"family": "lab-probes", "seconds": 30}
     done = GuestConsole("g.log", ended=True, workload_exit=0, ran_seconds=5)
@@ -51,7 +52,7 @@ def test_the_triage_table_is_written_with_triages_own_option_defaults(tmp_path):
     """write_triage builds its arguments with triage's parser: a hand-made
     Namespace lacked --max-input once triage had it, and every hunt's
     harvest stopped with an AttributeError (2026-12-05)."""
-    from usercopy_lab.hunt.runner import write_triage
+    from usercopy_lab.hunt.harvest import write_triage
     out = tmp_path / "triage.txt"
     write_triage(DATA / "tainted-default-no-coverage" / "hunt" / "guests", out)
     text = out.read_text()

@@ -70,69 +70,18 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..reports.console_markers import CHECK_PREFIX
-from ..reports.frames import SUFFIX
-from ..judge.golden import DIRECTIONS, ExpectedReport, Golden
+from ..judge.golden import ExpectedReport, Golden
 from ..judge.selftests import grep_eqi
-from ..reports.report_formats import CONTINUES, GROUPS
+from .lava_patterns import (BOL, DIRECT, END, NEVER, NL, OPENER, REBOOTED, REST, RIP_ANY,
+                            SITE_ANY, START, TRACE_OVER, USERCOPY_HEADER, _absent, _ahead,
+                            _end, _line, _none_before, _other_line, ere_to_python,
+                            frames_block, header_line, lkdtm_line, rip_line, sample_header,
+                            site_line)
 
 # The interactive script's name; LAVA names the results' suite
 # "<stage>_<name>" (stage 0: the job's first test action).
 SCRIPT = "golden"
 SUITE = f"0_{SCRIPT}"
-# LAVA wants a prompt list; this one never matches (the steps decide).
-NEVER = "(?!)"
-
-NL = r"\r*\n"                      # a line end as the serial console sends it
-REST = r"[^\n]*"                   # the rest of a line (pexpect sets DOTALL)
-BOL = r"(?:(?<=\n)|\A)"            # a line start (or the start of what is left)
-REBOOTED = "reboot: Restarting system"
-END = "USERCOPY-LAB-END"
-START = "USERCOPY-LAB-START"
-TRACE_OVER = r"(?:</TASK>|RIP: 00[23][3b]:)"   # the kernel frames of an x86 trace end here
-ABORT_PREFIX = "usercopy: Kernel memory "
-WARN_PREFIX = "Bad or missing usercopy whitelist? Kernel memory "
-_FRAME_SUFFIX = SUFFIX.pattern.removesuffix("+$") + "*"   # .cold, .isra.0, ...
-
-
-def _line(body: str) -> str:
-    """A whole line with body on it (consumes it, newline included)."""
-    return f"{REST}{body}{REST}{NL}"
-
-
-def _ahead(body: str) -> str:
-    """Zero-width: a complete line with body on it starts here."""
-    return f"{BOL}(?={REST}{body}{REST}\\n)"
-
-
-def _msg(pattern: str) -> str:
-    """A report_formats pattern searched on a kernel message, for a raw
-    console line: "^" (the message start) may follow a printk timestamp;
-    "." never crosses a line (pexpect compiles with DOTALL)."""
-    if pattern.startswith("^"):
-        return f"(?-s:(?:\\[[^\\]\\n]*\\] ?)?{pattern[1:]})"
-    return f"(?-s:{REST}{pattern})"
-
-
-def _opener() -> str:
-    """Zero-width at the start of a complete line that opens a kernel report
-    (report_formats.GROUPS: a header not suppressed, or our own openers)
-    and does not continue the report before it (CONTINUES: the die line
-    after "kernel BUG at", the panic after an oops)."""
-    alts = []
-    for group in GROUPS:
-        if group.opener is not None:
-            alts.append(f"(?={_msg(group.opener.pattern)})")
-            continue
-        alt = f"(?={REST}{re.escape(group.header)})"
-        if group.suppress:
-            alt += f"(?!{REST}(?-s:{'|'.join(s.pattern for s in group.suppress)}))"
-        alts.append(alt)
-    continues = "|".join(_msg(c.pattern) for c in CONTINUES)
-    return f"{BOL}(?=[^\\n]*\\n)(?!{continues})(?:{'|'.join(alts)})"
-
-
-OPENER = _opener()
-USERCOPY_HEADER = f"(?:{re.escape(ABORT_PREFIX)}|{re.escape(WARN_PREFIX)}|usercopy: kernel memory )"
 
 
 @dataclass(frozen=True)
@@ -214,118 +163,6 @@ class _Builder:
             if forbidden and self.forbidden else []
         self.steps.append(Step(name, means, (success,), tuple(self.giving_up())
                                + tuple(Failure(f) for f in failures) + tuple(tail)))
-
-
-def _other_line(kind: str, expected: str) -> str:
-    """A whole line of that kind (a zero-width pattern at its start) that
-    is not the expected one: the step fails and consumes it, so that the
-    steps after it read the rest of the report."""
-    return f"{kind}(?!{REST}{expected}){REST}{NL}"
-
-
-def _none_before(body: str, name: str) -> str:
-    """Zero-width where the step's part of the console starts: a report
-    starts, or the END marker comes, with no line carrying body before it.
-    Nothing is consumed, so the steps after it still read those lines (an
-    LKDTM line missing does not take the next one with it)."""
-    return f"\\A(?=(?:(?!{REST}{body})[^\\n]*\\n)*?(?:{OPENER}|{_end(name)}))"
-
-
-def _end(name: str) -> str:
-    return _ahead(f"{END} trigger={re.escape(name)} ")
-
-
-def lkdtm_line(text: str) -> str:
-    """An LKDTM message containing text (verdict: `text in message`)."""
-    return f"lkdtm: {REST}?{re.escape(text)}"
-
-
-def _absent(prefix: str) -> str:
-    """verdict._compare_lkdtm: a message starting with prefix, or (a prefix
-    not ending in ':') containing it."""
-    if prefix.endswith(":"):
-        return f"lkdtm: {re.escape(prefix)}"
-    return lkdtm_line(prefix)
-
-
-def header_line(exp: ExpectedReport) -> tuple[str, list[str]]:
-    """The report's first line as a pattern, from the golden's fields, and
-    the fields it cannot pin down."""
-    f = exp.fields
-    loose = []
-    if exp.kind in ("usercopy_abort", "usercopy_warn"):
-        prefix = ABORT_PREFIX if exp.kind == "usercopy_abort" else WARN_PREFIX
-        body = re.escape(prefix) + _direction(f.get("direction")) + " " + _object(
-            f.get("object"), f.get("cache"))
-        if "offset-base" in f:
-            loose.append("offset: offset-base is LKDTM's printed address minus a base; "
-                         "a pattern cannot subtract, so LAVA checks that an offset is printed")
-        offset = re.escape(f["offset"]) if "offset" in f else r"\d+"
-        size = re.escape(f["size"]) if "size" in f else r"\d+"
-        return f"{body} \\(offset {offset}, size {size}\\)", loose
-    if exp.kind == "usercopy_legacy":
-        obj, cache = f.get("object"), f.get("cache")
-        if cache is not None:
-            where = f"\\S+ \\({re.escape(cache)}\\)" if obj in (None, "slab object") else "(?!)"
-        elif obj is not None:
-            where = f"\\S+ \\(<{re.escape(obj)}>\\)"
-        else:
-            where = r"\S+ \([^\n]*\)"
-        size = re.escape(f["size"]) if "size" in f else r"\d+"
-        return (f"usercopy: kernel memory {_direction(f.get('direction'))} {where} "
-                f"\\({size} bytes\\)"), loose
-    # Other kinds: the first line of any format of that kind.
-    titles = [_msg(fmt.title[0].pattern) for g in GROUPS for fmt in g.formats
-              if fmt.kind == exp.kind and fmt.title]
-    if not titles:
-        return "(?!)", [f"report kind {exp.kind}: no format opens such a report"]
-    return f"(?:{'|'.join(titles)})", loose
-
-
-def _direction(direction: str | None) -> str:
-    words = {"exposure": "exposure attempt detected from",
-             "overwrite": "overwrite attempt detected to"}
-    if direction in words:
-        return words[direction]
-    return f"(?:{'|'.join(words[d] for d in DIRECTIONS)})"
-
-
-def _object(obj: str | None, cache: str | None) -> str:
-    """report_analysis._split_object in reverse: only a slab object has its
-    cache in quotes after it; any other object is the whole text."""
-    if obj is None:
-        if cache is None:
-            return r"[^\n]*?"
-        return f"[^\\n]*? '{re.escape(cache)}'"
-    if any(s in obj for s in ("SLUB", "SLAB")):
-        return re.escape(obj) + (f" '{re.escape(cache)}'" if cache is not None
-                                 else r"(?: '[^\n]*')?")
-    return re.escape(obj) + ("(?!)" if cache is not None else "")
-
-
-def site_line(site: str) -> str:
-    """report_analysis: "kernel BUG at FILE:LINE" or "WARNING: ... at
-    FILE:LINE"; the golden's bug-site is FILE or FILE:LINE."""
-    where = re.escape(site) if re.search(r":\d+$", site) else re.escape(site) + r":\d+"
-    return f"(?:kernel BUG at |WARNING: (?:CPU: \\d+ PID: \\d+ )?at ){where}(?![\\w:])"
-
-
-SITE_ANY = r"(?:kernel BUG at |WARNING: (?:CPU: \d+ PID: \d+ )?at )\S"
-RIP_ANY = r"(?<![\w])(?:RIP|EIP|IP):?\s+(?:[0-9a-f]{4}:)?"
-
-
-def rip_line(func: str) -> str:
-    return f"{RIP_ANY}(?:\\[<[0-9a-f]+>\\]\\s*){{0,2}}{re.escape(func)}{_FRAME_SUFFIX}\\+0x"
-
-
-def frames_block(frames: list[str]) -> str:
-    """From "Call Trace:" through the end of the trace's kernel frames:
-    each frame in order (a reliable frame: not "? func"), anything between."""
-    gap = f"(?:(?!{REST}{TRACE_OVER}){REST}\\n)*?"
-    body = f"{REST}Call Trace:{NL}"
-    for func in frames:
-        body += f"{gap}{REST}\\]\\s+{re.escape(func)}{_FRAME_SUFFIX}\\+0x{REST}\\n"
-    return body + f"{gap}{REST}{TRACE_OVER}{REST}{NL}"
 
 
 def _announces(text: str, exp: ExpectedReport) -> bool:
@@ -419,9 +256,6 @@ def _start(b: _Builder) -> None:
     # naming another trigger, LKDTM performing another trigger.
     b.crossed += [f"{START} trigger=", f"{END} trigger=(?!{name} )",
                   f"{DIRECT}(?!{name}{NL})"]
-
-
-DIRECT = "lkdtm: Performing direct entry "
 
 
 def _direct_step(b: _Builder, outcome: str, check: bool) -> None:
@@ -519,52 +353,6 @@ def _carrier(golden: Golden, expected_text: str | None) -> str | None:
         if found:
             return key
     return None
-
-
-def sample_header(exp: ExpectedReport) -> str | None:
-    """The first line of the expected report as the kernel prints it (an
-    offset-base offset as 0); None for kinds without a fixed text."""
-    f = exp.fields
-    if exp.kind not in ("usercopy_abort", "usercopy_warn") or not {
-            "direction", "object"} <= f.keys():
-        return None
-    prefix = ABORT_PREFIX if exp.kind == "usercopy_abort" else WARN_PREFIX
-    word = {"exposure": "exposure attempt detected from",
-            "overwrite": "overwrite attempt detected to"}[f["direction"]]
-    cache = f" '{f['cache']}'" if "cache" in f else ""
-    return (f"{prefix}{word} {f['object']}{cache} (offset {f.get('offset', '0')}, "
-            f"size {f.get('size', '0')})!")
-
-
-_ERE_TOKEN = re.compile(r"\\[().\[\]*+?{}|^$\\]|\[\^?\]?[^\]\[]*\]|[()|*+?]|\.|[^\\\[\]{}^$]")
-
-
-def ere_to_python(ere: str) -> str | None:
-    """A POSIX ERE (grep -E) as a Python pattern, for the subset tests.txt
-    uses: literals, escaped metacharacters, bracket expressions without
-    character classes, | ( ) * + ? and "." (never across a line); None for
-    anything else (anchors, intervals, [:classes:], back-references)."""
-    out, pos = [], 0
-    while pos < len(ere):
-        m = _ERE_TOKEN.match(ere, pos)
-        if m is None:
-            return None
-        tok = m.group()
-        if tok == ".":
-            tok = "[^\\n]"
-        elif tok.startswith("[") and len(tok) > 1:
-            body = tok[1:-1]
-            neg = body.startswith("^")
-            body = body[1:] if neg else body
-            tok = "[" + ("^\\n" if neg else "") + body.replace("\\", "\\\\") + "]"
-        out.append(tok)
-        pos = m.end()
-    pattern = "".join(out)
-    try:
-        re.compile(pattern)
-    except re.error:
-        return None
-    return pattern
 
 
 # ------------------------------------------------------------ verdicts
