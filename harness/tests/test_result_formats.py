@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from collections import Counter
 from pathlib import Path
 
@@ -192,7 +193,7 @@ def test_results_json_rewrites_are_exactly_json_dumps(tmp_path):
         assert path.read_text() == expect(shown, META)
     writer.write([], META)
     assert path.read_text() == expect([], META)
-    results[0].summary = "changed after its first write"
+    results[0] = replace(results[0], summary="changed after its first write")
     final = {**META, "interrupted": False, "not_run": [], "wall_seconds": 1.5}
     writer.write(results, final, fresh=True)
     assert path.read_text() == expect(results, final)

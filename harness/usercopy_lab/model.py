@@ -151,13 +151,13 @@ class Report:
         return data
 
 
-@dataclass
+@dataclass(frozen=True)
 class TriggerResult:
     """What one trigger's run came to: its verdict and the reports behind it."""
 
     suite: str
     trigger: str
-    verdict: str
+    verdict: Verdict
     summary: str
     seconds: float
     log: str

@@ -22,7 +22,7 @@ FAILING = (FAIL, ERROR)
 class Decision:
     """A verdict with what it rests on."""
 
-    verdict: str
+    verdict: Verdict
     summary: str                      # one line: what was seen
     diffs: list[str] = field(default_factory=list)   # expected-vs-seen lines
     fault: Fault | None = None        # an ERROR's fault when the verdict knows it

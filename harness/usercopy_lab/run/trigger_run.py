@@ -7,7 +7,7 @@ result records which boot its verdict came from and why.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..capture.console_capture import Cancel, Capture, capture_guest
@@ -20,7 +20,7 @@ from ..model import Report, TriggerResult
 from ..capture.restore import ResidentSlot, Restore, restore_guest
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.selftests import evaluate_selftest_log, upstream_expect
-from ..judge.verdict import ERROR, Decision, decide, decide_check, decide_audit
+from ..judge.verdict import ERROR, FAIL, Decision, decide, decide_audit, decide_check
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,7 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
     else:
         result = evaluate_log(suite, spec.trigger, log_path, golden, expected_text,
                               cap.error, cap.seconds)
-    result.boot = cap.mode.value
-    result.fallback = fallback
-    result.reused_qemu = cap.reused_qemu
-    return result
+    return replace(result, boot=cap.mode.value, fallback=fallback, reused_qemu=cap.reused_qemu)
 
 
 def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None,
@@ -93,7 +90,7 @@ def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None
         # run.sh's own check: grep -E -qi over what the test added.
         seen = grep_after_start(upstream_expect(expected_text)[0], log_path)
         if not seen and verdict.verdict == "PASS":
-            verdict.verdict = "FAIL"
+            verdict.verdict = FAIL
             verdict.diffs.append(f"tests.txt: expected text {expected_text!r} not on the console")
     fault = _fault(verdict, console.facts, markers, reports)
     return TriggerResult(suite, trigger, verdict.verdict, verdict.summary, seconds,
