@@ -8,7 +8,8 @@ import re
 
 from ..reports.frames import SUFFIX
 from ..judge.golden import DIRECTIONS, ExpectedReport
-from ..reports.report_formats import CONTINUES, GROUPS
+from ..reports.report_formats import GROUPS
+from ..reports.trace_layout import CONTINUES
 
 
 # LAVA wants a prompt list; this one never matches (the steps decide).

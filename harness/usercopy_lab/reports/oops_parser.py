@@ -43,9 +43,10 @@ from .qp_lines import QuotedPrintable
 from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
 from .report_analysis import BARE_FRAME, RawReport, analyze, is_plumbing
-from .report_formats import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
-                             ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
-                             Group, header_group, may_matter)
+from .format_parts import Group
+from .trace_layout import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
+                           ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
+                           header_group, may_matter)
 from ..model import Report
 from .report_naming import make_signature
 

@@ -24,13 +24,14 @@ import re
 from dataclasses import dataclass, field
 
 from .frames import Frame, parse_frame, rip_func, strip_suffix
-from .report_formats import (CALL_TRACE, CORRUPTED_LINES, CUT_OBJECT, EXCEPTION_PATH, FRAME_LINES, FROM_USER,
-                             GROUPS, HANG_ANCHORS, HANG_SKIP, INLINE_COPY, INTERRUPT, MACHINERY,
-                             QUESTIONABLE,
-                             REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, RIP_LINE, RISCV_STACK_START,
-                             SKIP, STACK_START, STALL_ANCHORS, TO_USER, TRACE_END, TRACE_HEADING,
-                             STRIP_PREFIXES, TRACE, Format, Group, Stack, header_group)
-from .report_formats import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
+from .format_parts import (CALL_TRACE, CORRUPTED_LINES, FRAME_LINES, Format, Group, HANG_ANCHORS,
+                           HANG_SKIP, QUESTIONABLE, RIP_LINE, RISCV_STACK_START, SKIP,
+                           STACK_START, STALL_ANCHORS, STRIP_PREFIXES, Stack, TRACE)
+from .report_formats import GROUPS
+from .trace_layout import (CUT_OBJECT, EXCEPTION_PATH, FROM_USER, INLINE_COPY, INTERRUPT,
+                           MACHINERY, REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, TO_USER,
+                           TRACE_END, TRACE_HEADING, header_group)
+from .trace_layout import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
 from ..model import Report
 from .report_naming import make_signature, make_title, syz_normalize
 
