@@ -165,6 +165,15 @@ class Stack:
 
 @dataclass(frozen=True)
 class Format:
+    """One kind of report, as a row of report_formats.GROUPS (syzkaller's
+    linux.go oopsFormat): title, the line patterns that recognize it
+    (pattern text with the placeholders above, or a tuple: patterns on
+    successive lines; compiled here); detail, what to capture from it;
+    syz, the title template ("{1}" is the first captured group, frames
+    follow the groups); kind, our report kind; stack, where the blamed
+    frame is; alt, syzkaller's alternative titles; no_stack_trace: it is
+    printed without a call trace; corrupted: it means a mangled report."""
+
     title: tuple[re.Pattern[str], ...]
     syz: str
     kind: str
@@ -173,6 +182,16 @@ class Format:
     alt: tuple[str, ...] = ()
     no_stack_trace: bool = False
     corrupted: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "title", _compiled(self.title))
+        object.__setattr__(self, "detail", _compiled(self.detail))
+
+
+def _compiled(patterns: object) -> tuple[re.Pattern[str], ...]:
+    """Pattern text (or a tuple of it) as compiled patterns."""
+    items = (patterns,) if isinstance(patterns, (str, re.Pattern)) else tuple(patterns)  # type: ignore[arg-type]
+    return tuple(p if isinstance(p, re.Pattern) else rx(p) for p in items)
 
 
 @dataclass(frozen=True)
