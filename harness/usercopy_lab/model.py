@@ -99,9 +99,10 @@ class FrameAddress:
     module: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
-    """One oops / BUG / WARNING / panic found in a console log.
+    """One oops / BUG / WARNING / panic found in a console log, built once
+    by reports/report_analysis.analyze() (or read back from JSON).
 
     Line numbers are 1-based and refer to the original file.
     """

@@ -229,7 +229,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 obj["symbolized"] = row.symbolized if new_row else _symbolize(symbolizer, rep, err)
             out.write(json.dumps(obj) + "\n")      # one write: a record is whole or absent
         else:
-            rep.lines = []  # only counts and the first report stay in memory
+            rep.lines.clear()  # only counts and the first report stay in memory
 
     if counted.read == 0:       # each file said why on its own line
         return 2

@@ -10,7 +10,7 @@ import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -238,7 +238,7 @@ def _json_lines(text: str, name: str) -> list[Any] | None:
 def _first_by_signature(reports: Iterable[Report]) -> dict[str, Report]:
     out: dict[str, Report] = {}
     for rep in reports:
-        rep.lines = []
+        rep.lines.clear()
         out.setdefault(rep.signature, rep)
     return out
 
@@ -306,6 +306,6 @@ def _reports_from_json(data: Any, name: str) -> list[Report]:
         rep = Report(**args)
         if rep.title:
             # Recompute, so baselines from older runs compare by today's rule.
-            rep.signature = make_signature(rep)
+            rep = replace(rep, signature=make_signature(rep))
         out.append(rep)
     return out

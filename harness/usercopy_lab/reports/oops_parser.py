@@ -49,12 +49,13 @@ from .trace_layout import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_
                            header_group, may_matter)
 from ..model import Report
 from .report_naming import make_signature
+from .report_lines import (MAX_KEPT_LINE, _context, _cut_glue, _is_cut, _pieces,
+                           _starts_kernel_line, _window)
 
 __all__ = ["CHUNK", "MAX_LINE", "LogFormatError", "ScanStats", "is_plumbing", "iter_file",
            "iter_reports", "iter_stream", "make_signature", "parse_file"]
 
 MAX_REPORT_LINES = 4000       # lines of one report; a longer one is closed
-MAX_KEPT_LINE = 2048          # characters kept of one report line
 MAX_HEADER_LINES = 300        # unrelated lines before a call trace
 MAX_UNKNOWN_RUN = 50          # unrelated lines in a row inside a trace
 WRAP_WIDTH = 70               # a line this long may have been wrapped
@@ -72,8 +73,6 @@ _LKDTM_BAD_ADDRESS = re.compile(
 # a kernel message cannot end with these words; a line that does was wrapped
 _OPEN_WORD = re.compile(r"\b(?:at|from|to|in|of|for|on|by|with)$")
 _DIE = re.compile(r"\[#\d+\]")
-# a kernel message that starts with its subsystem or device prefix
-_PREFIXED = re.compile(r"[A-Za-z][\w.-]*(?: [\w.:-]+)?: \S")
 
 
 @dataclass
@@ -416,73 +415,9 @@ class _Segmenter:
         return out
 
 
-def _cut_glue(prev: str, text: str, default: str) -> str:
-    """"" or " " between a broken header and its rest.  Only a break inside
-    a word (letters or digits on both sides) can do without a space; there
-    the width's guess stands unless only the other join lets a format of
-    the header's group read the line ("detected" + "from")."""
-    if not (prev[-1:].isalnum() and text[:1].isalnum()):
-        return " "
-    group = header_group(prev)
-    if group is None:
-        return default
-    other = "" if default else " "
-
-    def reads(glue: str) -> bool:
-        joined = prev + glue + text
-        return any(f.title[0].groups and f.title[0].search(joined) for f in group.formats)
-
-    return other if not reads(default) and reads(other) else default
-
-
 def _carries_on(opener: _Open, text: str) -> bool:
     group = header_group(opener.raw.lines[0]) if opener.raw.lines else None
     return group is not None and any(p.search(text) for p in group.body_after)
-
-
-def _context(ll: LogLine) -> str:
-    """Which open report a line may belong to: its caller id, else kernel
-    line or other output; mail quoting depth is a context of its own, so a
-    replier's lines between quoted ones do not break a quoted report up."""
-    return (ll.caller or ("k" if ll.stamped else "-")) + ">" * ll.quote
-
-
-def _is_cut(text: str) -> bool:
-    group = header_group(text)
-    return group is not None and any(p.search(text) for p in group.cut)
-
-
-def _starts_kernel_line(text: str) -> bool:
-    """Whether text reads as a line of its own in a report (indented
-    frame, header, register, trace or end line), not as the rest of the
-    line before it."""
-    if text[:1].isspace() or text.startswith("---") or BANNER.match(text) is not None:
-        return True
-    if _PREFIXED.match(text):
-        return True                 # "KASAN: ...", "rcu: ...", "usb 1-1: ..."
-    if TAIL_LINE.match(text) is not None or TRACE_LINE.match(text) is not None:
-        return True
-    # a frame is indented or starts with its address ("[<...>]", "[c...]"):
-    # "func+0x1/0x2" at the start of a line is the rest of a broken header
-    if text[:1] in "[(" and parse_frame(text) is not None:
-        return True
-    return header_group(text) is not None
-
-
-def _window(text: str) -> str:
-    """At most MAX_KEPT_LINE characters of a long line, from just before
-    its first trigger on (patterns never see more: bounded time per line)."""
-    hits = [p for t in TRIGGERS if (p := text.find(t)) >= 0]
-    start = max(0, min(hits) - 64) if hits else 0
-    return text[start:start + MAX_KEPT_LINE]
-
-
-def _pieces(raw: str) -> Iterator[str]:
-    if len(raw) <= MAX_LINE:
-        yield raw
-        return
-    for i in range(0, len(raw), MAX_LINE):
-        yield raw[i:i + MAX_LINE]
 
 
 def iter_reports(lines: Iterable[str], file: str = "<input>") -> Iterator[Report]:

@@ -102,10 +102,11 @@ def clean_head(head: str) -> str:
     return s.rstrip(" ,:!")
 
 
-def make_signature(rep: Report) -> str:
+def make_signature(rep: Report, title: str | None = None) -> str:
     """Stable id: kind, direction, object, cache, guilty frame and the
-    title with every number masked (no offsets, sizes, addresses, pids)."""
-    title = _NUMBERS.sub("N", rep.title)
+    title (rep's, unless given) with every number masked (no offsets,
+    sizes, addresses, pids)."""
+    title = _NUMBERS.sub("N", rep.title if title is None else title)
     key = "\x1f".join(str(x) for x in (rep.kind, rep.direction, rep.object,
                                         rep.cache, rep.guilty_frame, title))
     return hashlib.sha1(key.encode()).hexdigest()[:16]
