@@ -220,3 +220,20 @@ class Group:
 
 def _sup(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(rx(p) for p in patterns)
+
+
+# Stacks many rows share (syzkaller: linuxRipFrame, linuxCallTrace, warningStackFmt)
+def rip_trace(*skip: str, extractor: str | None = None) -> Stack:
+    return Stack(parts=(RIP_LINE, CALL_TRACE, TRACE), skip=skip, extractor=extractor)
+
+
+def call_trace(*skip: str, extractor: str | None = None) -> Stack:
+    return Stack(parts=(CALL_TRACE, TRACE), skip=skip, extractor=extractor)
+
+
+def warning_stack(*skip: str) -> Stack:
+    """A WARNING's own frames follow its RIP line (x86; powerpc: the
+    "--- interrupt:" line); old kernels print just a call trace."""
+    first = re.compile("(?:" + RIP_LINE.pattern + "|--- interrupt: [0-9]+ at "
+                       + _PLACEHOLDERS["{{FUNC}}"] + ")")
+    return Stack(parts=(first, TRACE), parts2=(CALL_TRACE, TRACE), skip=skip)
