@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.hunt.findings import (Class, Findings, FindingsError, Occurrence,
-                                        load_rules)
+from usercopy_lab.hunt.findings import Class, Findings, FindingsError, Occurrence, load_rules
 from usercopy_lab.reports.log_reader import split_lines
 from usercopy_lab.reports.oops_parser import iter_reports
 from usercopy_lab.judge.slab_audit import SlabCache, SlabTable, parse_console

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from usercopy_lab.inputs import (CMDLINE_MAX_LEN, JOBS, NAME_MAX_LEN, TIMEOUT, TOML_MAX_DEPTH,
                                  TOML_MAX_DOTTED, TRIGGER, InputError, cmdline_problem,
-                                 load_toml, read_bounded, read_text, shown,
-                                 toml_shape_problem, writable_dir, writable_file)
+                                 load_toml, read_bounded, read_text, shown, toml_shape_problem,
+                                 writable_dir, writable_file)
 from usercopy_lab.output.result_formats import junit_tree, ktap_text
 from usercopy_lab.output.results_report import print_table
 from usercopy_lab.model import TriggerResult

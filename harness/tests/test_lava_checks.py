@@ -22,7 +22,7 @@ import pytest
 
 from usercopy_lab.judge.golden import Golden, load
 from usercopy_lab.output.lava_checks import (COMPLETE, INCOMPLETE, OPENER, ere_to_python, plan,
-                                      verdict)
+                                             verdict)
 from usercopy_lab.output.lava_jobs import Job, suite_jobs
 from usercopy_lab.output.lava_replay import replay
 from usercopy_lab.capture.qemu_boot import NATIVE

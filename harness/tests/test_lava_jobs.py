@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from usercopy_lab.output.lava_jobs import (LOADER, Artifacts, console_from_lava_log, device_dictionary,
-                                    job_context, job_definition, main, suite_jobs, validate,
-                                    write_jobs)
+from usercopy_lab.output.lava_jobs import (LOADER, Artifacts, console_from_lava_log,
+                                           device_dictionary, job_context, job_definition, main,
+                                           suite_jobs, validate, write_jobs)
 from usercopy_lab.run.suite import load_suites
 from usercopy_lab.run.trigger_run import evaluate_log
 

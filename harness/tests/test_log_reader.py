@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.reports.console_markers import read_markers
-from usercopy_lab.reports.log_reader import (MAX_LINE, LogFormatError, ScanStats, candidate_lines,
-                                     open_log, split_lines)
+from usercopy_lab.reports.log_reader import (MAX_LINE, LogFormatError, ScanStats,
+                                             candidate_lines, open_log, split_lines)
 from usercopy_lab.reports.oops_parser import iter_file, iter_stream
 from usercopy_lab.run.trigger_run import evaluate_log
 

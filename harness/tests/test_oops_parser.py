@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.reports.oops_parser import (MAX_LINE, LogFormatError, ScanStats, is_plumbing,
-                                      iter_file, iter_reports, parse_file)
+                                              iter_file, iter_reports, parse_file)
 
 DATA = Path(__file__).parent / "testdata"
 CONSOLE = DATA / "console"

@@ -20,9 +20,9 @@ import pytest
 
 from usercopy_lab.cli import main
 from usercopy_lab.output.format_check import (check_junit, check_kunit, check_run, load_expected,
-                                       run_kunit_parse)
+                                              run_kunit_parse)
 from usercopy_lab.output.result_formats import (JUNIT_FILE, KTAP_FILE, KUNIT_STATUS, ktap_text,
-                                         read_junit_verdicts, write_formats)
+                                                read_junit_verdicts, write_formats)
 from usercopy_lab.output.results_report import ResultsJson, write_json
 from usercopy_lab.run.suite import load_suites
 from usercopy_lab.run.trigger_run import evaluate_log

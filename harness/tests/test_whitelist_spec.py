@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.judge.whitelist_spec import (SpecError, State, Term, compute, load_or_compute,
-                                         load_spec, parse_expr)
+                                               load_spec, parse_expr)
 
 REPO = Path(__file__).resolve().parents[2]
 ELF = Path(__file__).parent / "testdata" / "dwarf" / "layouts.elf"

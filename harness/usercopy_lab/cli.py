@@ -14,23 +14,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
-from .output import result_formats
 from .capture import shell
-from .judge import triage
 from .capture.console_capture import pexpect_available
-from .judge.golden import load_layered
-from .inputs import (CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir,
-                     writable_file)
 from .capture.initramfs import with_modules
 from .capture.qemu_boot import ARCHES, NATIVE, choose_accel, qemu_available
+from .inputs import (CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir,
+                     writable_file)
+from .judge import triage
+from .judge.golden import load_layered
+from .judge.verdict import FAILING
 from .model import BootMode, TriggerResult
+from .output import result_formats
 from .output.results_report import ResultsJson, print_table
 from .run.run_dir import open_run_dir
 from .run.run_loop import Job, RunOptions, default_jobs, execute, plan
 from .run.suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
-from .run.trigger_run import (RunLimits, check_golden_name, evaluate_check_log,
-                          evaluate_log)
-from .judge.verdict import FAILING
+from .run.trigger_run import RunLimits, check_golden_name, evaluate_check_log, evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .console_capture import (END_LINE, START_LINE, Cancel, Capture, CaptureEnd, CaptureLog,
-                              Guest)
 from ..inputs import shown
-from .qemu_boot import GuestSpec, Machine
 from ..model import BootMode
+from .console_capture import END_LINE, START_LINE, Cancel, Capture, CaptureEnd, CaptureLog, Guest
+from .qemu_boot import GuestSpec, Machine
 from .qmp import QmpClient, QmpError
 
 

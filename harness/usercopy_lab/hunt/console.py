@@ -14,13 +14,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..judge.slab_audit import AuditError, SlabTable, parse_console
+from ..model import Report
 from ..reports.console_markers import read_markers
-from .coverage import Histogram, parse_histogram
 from ..reports.log_lines import normalize, program_lines
 from ..reports.log_reader import split_lines
 from ..reports.oops_parser import iter_reports
-from ..model import Report
-from ..judge.slab_audit import AuditError, SlabTable, parse_console
+from .coverage import Histogram, parse_histogram
 
 PREFIX = "usercopy-lab-hunt: "
 _AGAIN = re.compile(r"usercopy: whitelist violation again: (exposure|overwrite) (?:from|to) "

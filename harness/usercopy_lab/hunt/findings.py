@@ -31,8 +31,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ..model import Report
 from ..judge.slab_audit import SlabTable
+from ..model import Report
 
 USERCOPY_KINDS = ("usercopy_warn", "usercopy_abort", "usercopy_legacy")
 

@@ -35,14 +35,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..capture.console_capture import Cancel, capture_guest, pexpect_available
-from .console import read_guest
-from .coverage import CoverageError, load_notes, probe_offsets
-from .findings import Findings, FindingsError, Occurrence, load_rules
-from .plan import GuestPlan, PlanError, load_workloads, plan_guests
-from .harvest import Harvest, harvest, write_outputs
 from ..capture.qemu_boot import GuestSpec, choose_accel, qemu_available
 from ..run.run_dir import open_run_dir
 from ..run.trigger_run import kernel_vmlinux
+from .console import read_guest
+from .coverage import CoverageError, load_notes, probe_offsets
+from .findings import Findings, FindingsError, Occurrence, load_rules
+from .harvest import Harvest, harvest, write_outputs
+from .plan import GuestPlan, PlanError, load_workloads, plan_guests
 
 REPO = Path(__file__).resolve().parents[3]
 FALLBACK = "slab_common.usercopy_fallback=1"

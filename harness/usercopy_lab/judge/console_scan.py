@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from ..model import Report
 from ..reports.console_markers import CHECK_PREFIX, ConsoleMarkers, read_numbered
-from .faults import FACT_KEYS, ConsoleFacts, bad_characters
 from ..reports.log_reader import CHUNK, ScanStats, candidate_lines, open_log
 from ..reports.oops_parser import iter_stream
-from ..model import Report
+from .faults import FACT_KEYS, ConsoleFacts, bad_characters
 from .selftests import grep_eqi
 
 KEPT_LINES_LIMIT = 16 << 20        # characters of lines kept for the audit

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from ..reports.console_markers import ConsoleMarkers
 from ..model import Report
+from ..reports.console_markers import ConsoleMarkers
 
 _TRAILER_RE = re.compile(r"^# usercopy-lab: capture ended: ([\w-]+)", re.M)
 # Logs written before the trailer line existed said only this on a timeout.

@@ -33,8 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files,
-                     read_text, shown)
+from ..inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files, read_text,
+                      shown)
 from ..model import DIRECTIONS, KINDS, OUTCOMES, Report, usercopy_line
 
 

@@ -27,11 +27,11 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..reports.console_markers import read_markers
-from .golden import Golden
-from ..reports.log_lines import program_lines
 from ..model import TriggerResult
+from ..reports.console_markers import read_markers
+from ..reports.log_lines import program_lines
 from .faults import Fault
+from .golden import Golden
 from .verdict import ERROR, FAIL, PASS, SKIP, Asked, bound_to
 
 KINDS = ("tree", "lab")          # which tests.txt run.sh reads in the guest

@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .golden import Golden, load_dir, match_report
 from ..inputs import shown
 from ..model import Report
+from ..reports.symbolize import SymbolizeError, Symbolizer
+from .golden import Golden, load_dir, match_report
 from .triage_inputs import (DEFAULT_MAX_DECOMPRESSED_MIB, DEFAULT_MAX_INPUT_MIB, Limits,
                             ScanCount, TriageError, find_logs, load_baseline, scan)
-from ..reports.symbolize import SymbolizeError, Symbolizer
 
 STATUS_NEW, STATUS_STILL, STATUS_GONE = "new", "still present", "gone"
 GOLDEN_MATCH_LIMIT = 50   # reports per signature matched against golden files

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..reports.oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, iter_stream, make_signature
 from ..inputs import shown
-from ..reports.log_reader import MAX_INPUT, Prefixed, looks_binary, open_log, open_stream, read_head
 from ..model import Report
+from ..reports.log_reader import MAX_INPUT, Prefixed, looks_binary, open_log, open_stream, read_head
+from ..reports.oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, iter_stream, make_signature
 
 
 LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial",

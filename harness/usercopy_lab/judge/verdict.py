@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from ..inputs import shown
+from ..model import Report, Verdict, usercopy_line
 from ..reports.console_markers import ConsoleMarkers
 from .dwarf_layout import DwarfError
 from .faults import Fault
 from .golden import Golden, match_expected
-from ..inputs import shown
-from ..model import Report, Verdict, usercopy_line
 from .slab_audit import audit_console
 from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
 

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TextIO, Union
 
-from .dwarf_layout import DwarfError, Layouts
 from ..inputs import load_toml, read_bounded, shown
+from .dwarf_layout import DwarfError, Layouts
 
 
 class SpecError(ValueError):

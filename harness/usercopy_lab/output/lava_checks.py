@@ -69,14 +69,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..reports.console_markers import CHECK_PREFIX
 from ..judge.golden import ExpectedReport, Golden
 from ..judge.selftests import grep_eqi
+from ..reports.console_markers import CHECK_PREFIX
 from .lava_patterns import (BOL, DIRECT, END, NEVER, NL, OPENER, REBOOTED, REST, RIP_ANY,
-                            SITE_ANY, START, TRACE_OVER, USERCOPY_HEADER, _absent, _ahead,
-                            _end, _line, _none_before, _other_line, ere_to_python,
-                            frames_block, header_line, lkdtm_line, rip_line, sample_header,
-                            site_line)
+                            SITE_ANY, START, TRACE_OVER, USERCOPY_HEADER, _absent, _ahead, _end,
+                            _line, _none_before, _other_line, ere_to_python, frames_block,
+                            header_line, lkdtm_line, rip_line, sample_header, site_line)
 
 # The interactive script's name; LAVA names the results' suite
 # "<stage>_<name>" (stage 0: the job's first test action).

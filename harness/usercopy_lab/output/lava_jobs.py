@@ -37,13 +37,13 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..judge.golden import Golden
-from .lava_checks import Plan, plan
-from .lava_replay import replay
 from ..capture.qemu_boot import NATIVE, GuestSpec
+from ..judge.golden import Golden
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..run.suite import Suite, SuiteError, load_suites, pick
 from ..run.trigger_run import check_golden_name
+from .lava_checks import Plan, plan
+from .lava_replay import replay
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from ..reports.frames import SUFFIX
 from ..judge.golden import DIRECTIONS, ExpectedReport
+from ..reports.frames import SUFFIX
 from ..reports.report_formats import GROUPS
 from ..reports.trace_layout import CONTINUES
 

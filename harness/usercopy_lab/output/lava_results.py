@@ -36,12 +36,12 @@ from typing import Any
 
 import yaml
 
+from ..model import TriggerResult
+from ..run.suite import Suite, SuiteError, load_suites, pick
 from .lava_checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
 from .lava_jobs import LOADER, REPO, Job, suite_jobs, console_from_lava_log, find_job, log_entries
 from .result_formats import read_junit_verdicts
 from .results_report import print_table, write_json
-from ..run.suite import Suite, SuiteError, load_suites, pick
-from ..model import TriggerResult
 
 HEALTHS = {"pass": COMPLETE, "fail": INCOMPLETE}
 

@@ -28,11 +28,11 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from ..inputs import shown
-from ..model import Report, usercopy_line
-from .selftests_comparison import write_comparison
-from ..run.suite import Suite
-from ..model import TriggerResult
 from ..judge.verdict import ERROR, FAIL, PASS, SKIP, XFAIL
+from ..model import Report, usercopy_line
+from ..model import TriggerResult
+from ..run.suite import Suite
+from .selftests_comparison import write_comparison
 
 KTAP_FILE = "results.ktap"
 JUNIT_FILE = "junit.xml"

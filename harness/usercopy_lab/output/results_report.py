@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..inputs import shown
-from ..model import TriggerResult
 from ..judge.verdict import FAILING
+from ..model import TriggerResult
 
 
 def print_table(results: list[TriggerResult], out: TextIO) -> None:

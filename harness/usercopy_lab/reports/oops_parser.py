@@ -37,20 +37,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from ..model import Report
+from .format_parts import Group
 from .frames import parse_frame
 from .log_lines import LogLine, parse_line
-from .qp_lines import QuotedPrintable
 from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
+from .qp_lines import QuotedPrintable
 from .report_analysis import BARE_FRAME, RawReport, analyze, is_plumbing
-from .format_parts import Group
+from .report_lines import (MAX_KEPT_LINE, _context, _cut_glue, _is_cut, _pieces,
+                           _starts_kernel_line, _window)
+from .report_naming import make_signature
 from .trace_layout import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
                            ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
                            header_group, may_matter)
-from ..model import Report
-from .report_naming import make_signature
-from .report_lines import (MAX_KEPT_LINE, _context, _cut_glue, _is_cut, _pieces,
-                           _starts_kernel_line, _window)
 
 __all__ = ["CHUNK", "MAX_LINE", "LogFormatError", "ScanStats", "is_plumbing", "iter_file",
            "iter_reports", "iter_stream", "make_signature", "parse_file"]

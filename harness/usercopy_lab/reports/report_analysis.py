@@ -18,15 +18,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from .frames import Frame, parse_frame, rip_func, strip_suffix
+from ..model import Report
 from .format_parts import CALL_TRACE, Group, RIP_LINE
+from .frames import Frame, parse_frame, rip_func, strip_suffix
 from .report_formats import GROUPS
+from .report_naming import make_signature, make_title
+from .syz_titles import MAX_TEXT, SyzResult, _skip_re, syz_describe
 from .trace_layout import (CUT_OBJECT, EXCEPTION_PATH, FROM_USER, INTERRUPT, MACHINERY, TO_USER,
                            TRACE_END, TRACE_HEADING, header_group)
 from .trace_layout import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
-from ..model import Report
-from .report_naming import make_signature, make_title
-from .syz_titles import MAX_TEXT, SyzResult, _skip_re, syz_describe
 
 # ------------------------------------------------------------- our fields
 _UC_GROUP = next(g for g in GROUPS if g.header == "usercopy")

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from .format_parts import (CORRUPTED_LINES, FRAME_LINES, Format, Group, HANG_ANCHORS, HANG_SKIP,
                            QUESTIONABLE, RISCV_STACK_START, SKIP, STACK_START, STALL_ANCHORS,
                            STRIP_PREFIXES, Stack, TRACE)
-from .trace_layout import INLINE_COPY, REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, header_group
 from .report_naming import syz_normalize
+from .trace_layout import INLINE_COPY, REPORT_MIN_LINES, REPORT_MIN_LINES_KMSAN, header_group
 
 MAX_TEXT = 512             # characters of a line that patterns look at (patterns
                            # like "WARNING: .* at" cost up to length squared)

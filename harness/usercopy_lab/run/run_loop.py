@@ -26,19 +26,18 @@ from pathlib import Path
 from typing import TextIO
 
 from ..capture.console_capture import Cancel
-from ..judge.dwarf_layout import DwarfError
-from ..judge.golden import Golden
-from ..inputs import shown
 from ..capture.qemu_boot import GuestSpec, Machine, arch_accel
-from ..model import BootMode, TriggerResult
 from ..capture.restore import ResidentSlot
 from ..capture.snapshot import SnapshotPool
+from ..inputs import shown
+from ..judge.dwarf_layout import DwarfError
+from ..judge.golden import Golden
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
-from .suite import Suite, SuiteError, SuiteInputs
-from .trigger_run import (Boot, RunLimits, check_golden_name, kernel_vmlinux,
-                          run_trigger)
 from ..judge.verdict import ERROR
 from ..judge.whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
+from ..model import BootMode, TriggerResult
+from .suite import Suite, SuiteError, SuiteInputs
+from .trigger_run import Boot, RunLimits, check_golden_name, kernel_vmlinux, run_trigger
 
 
 def default_jobs() -> int:

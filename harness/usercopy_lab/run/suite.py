@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..judge.golden import Golden, load_layered
-from ..inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
-                     load_toml, read_text, shown)
 from ..capture.qemu_boot import ARCHES, NATIVE
+from ..inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
+                      load_toml, read_text, shown)
+from ..judge.golden import Golden, load_layered
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.whitelist_spec import load_spec
 

@@ -11,16 +11,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..capture.console_capture import Cancel, Capture, capture_guest
-from ..reports.console_markers import ConsoleMarkers
+from ..capture.qemu_boot import GuestSpec
+from ..capture.restore import ResidentSlot, Restore, restore_guest
 from ..judge.console_scan import grep_after_start, scan_console
 from ..judge.faults import ConsoleFacts, classify
 from ..judge.golden import Golden
-from ..capture.qemu_boot import GuestSpec
-from ..model import Report, TriggerResult
-from ..capture.restore import ResidentSlot, Restore, restore_guest
-from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.selftests import evaluate_selftest_log, upstream_expect
+from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.verdict import ERROR, FAIL, Decision, decide, decide_audit, decide_check
+from ..model import Report, TriggerResult
+from ..reports.console_markers import ConsoleMarkers
 
 
 @dataclass(frozen=True)
