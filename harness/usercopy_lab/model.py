@@ -15,7 +15,15 @@ from enum import Enum, StrEnum
 from typing import Any
 
 
-class Verdict(StrEnum):
+class _Word(StrEnum):
+    """A word of a closed vocabulary: a str in every way, repr() included
+    (golden diff lines print values with !r)."""
+
+    def __repr__(self) -> str:
+        return str.__repr__(self)
+
+
+class Verdict(_Word):
     """A trigger's verdict, as results.json, KTAP and JUnit spell it."""
 
     PASS = "PASS"
@@ -25,7 +33,7 @@ class Verdict(StrEnum):
     ERROR = "ERROR"
 
 
-class ReportKind(StrEnum):
+class ReportKind(_Word):
     """Kinds a report can have: the three usercopy generations, then by the
     kernel facility that printed it (reports/report_formats.py maps each format)."""
 
@@ -52,7 +60,7 @@ KINDS = tuple(k.value for k in ReportKind)
 USERCOPY_KINDS = (ReportKind.USERCOPY_WARN, ReportKind.USERCOPY_ABORT, ReportKind.USERCOPY_LEGACY)
 
 
-class Direction(StrEnum):
+class Direction(_Word):
     """Which way a usercopy went: to user space (exposure) or from it (overwrite)."""
 
     EXPOSURE = "exposure"
@@ -62,7 +70,7 @@ class Direction(StrEnum):
 DIRECTIONS = tuple(d.value for d in Direction)
 
 
-class Outcome(StrEnum):
+class Outcome(_Word):
     """What a golden file expects the LKDTM trigger's process to do."""
 
     KILLED = "killed"

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files, read_text,
                       shown)
-from ..model import DIRECTIONS, KINDS, OUTCOMES, Report, usercopy_line
+from ..model import DIRECTIONS, KINDS, OUTCOMES, Outcome, Report, usercopy_line
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def load(path: Path) -> Golden:
         elif key == "outcome":
             if value not in OUTCOMES:
                 raise GoldenError(f"{where}: outcome must be one of {', '.join(OUTCOMES)}")
-            outcome = value
+            outcome = Outcome(value)
         elif key == "lkdtm-before":
             before.append(value)
         elif key == "lkdtm-expect":

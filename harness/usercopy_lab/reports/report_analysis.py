@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from ..model import Report
+from ..model import Direction, Report, ReportKind
 from .format_parts import CALL_TRACE, Group, RIP_LINE
 from .frames import Frame, parse_frame, rip_func, strip_suffix
 from .report_formats import GROUPS
@@ -289,7 +289,7 @@ def analyze(raw: RawReport) -> Report:
     head, opener = _header_text(lines, syz)
     frames = main_frames(lines)
     funcs = [f.func for f in frames]
-    kind = _kind(syz, opener, uc, d)
+    kind = ReportKind(_kind(syz, opener, uc, d))
     direction = direction_source = obj = cache = offset = size = None
     if uc is not None:
         direction, obj, cache = uc.direction, uc.object, uc.cache
@@ -349,7 +349,7 @@ def analyze(raw: RawReport) -> Report:
     else:
         truncated = raw.cut or not funcs
     rep = Report(file=raw.file, line=raw.line, kind=kind, end_line=raw.end_line,
-                 direction=direction, direction_source=direction_source, object=obj,
+                 direction=Direction(direction) if direction else None, direction_source=direction_source, object=obj,
                  cache=cache, offset=offset, size=size, bug_site=d.bug_site, rip=d.rip,
                  guilty_frame=guilty, frames=funcs,
                  frame_addresses=[f.address for f in frames], kernel=d.kernel or raw.kernel,
