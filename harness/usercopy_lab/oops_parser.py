@@ -228,7 +228,8 @@ class _Segmenter:
 
     def _continues_line(self, last: _Open, lineno: int, ll: LogLine) -> bool:
         if (ll.foreign or not ll.text.strip() or last.last_phys != lineno - 1
-                or self.open.get(last.ctx) is not last):
+                or self.open.get(last.ctx) is not last
+                or ll.text.startswith(HARNESS_PREFIXES)):
             return False
         if last.cut:
             # a header broken before its end (by a mailer, or printed in
@@ -413,6 +414,11 @@ class _Segmenter:
             taken = {id(r) for r in out}
             self.closed = [r for r in self.closed if id(r) not in taken]
         return out
+
+
+# The lab harness's own lines in a captured console (console_capture): never
+# the rest of a kernel line, however unfinished that line is.
+HARNESS_PREFIXES = ("# usercopy-lab: ", "# qemu: ")
 
 
 def _cut_glue(prev: str, text: str, default: str) -> str:
