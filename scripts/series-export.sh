@@ -36,6 +36,8 @@
 #    and to build there: `make tinyconfig` + the lab fragment +
 #    kernel-config/matrix/95-rds-tcp.config (RDS over TCP, which 0010
 #    touches), bzImage, with no compiler warning (skip with --no-build).
+# Environment: SERIES_LOCK=FILE runs each fix's bzImage build under
+# `flock FILE nice -n 5`, one kernel per hold; its time excludes the wait.
 # Exits non-zero on any failure.
 set -euo pipefail
 
@@ -55,6 +57,26 @@ BUILD=1
 JOBS=${JOBS:-2}
 LAB_CONFIG=${LAB_CONFIG:-kernel-config/lab.config}
 FIX_CONFIG=${FIX_CONFIG:-kernel-config/matrix/95-rds-tcp.config}
+
+# kmake MAKE-ARGS...: make, under `flock $SERIES_LOCK nice -n 5` when
+# SERIES_LOCK is set (one kernel per hold, as series-check.sh); the seconds
+# spent waiting for the lock go to lock_wait, not to the build's time.
+SERIES_LOCK=${SERIES_LOCK:-}
+lock_wait=0
+kmake() {
+	local t0 held rc
+	lock_wait=0
+	[ -n "$SERIES_LOCK" ] || { make "$@"; return; }
+	held=$(mktemp)
+	t0=$(date +%s)
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	flock "$SERIES_LOCK" bash -c 'date +%s > "$0"; exec nice -n 5 make "$@"' "$held" "$@"
+	rc=$?
+	lock_wait=$(( $(cat "$held" 2>/dev/null || echo "$t0") - t0 ))
+	[ -s "$held" ] || lock_wait=0
+	rm -f "$held"
+	return $rc
+}
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -240,12 +262,13 @@ for p in "${fixes[@]}"; do
 			(cd "$fverify" && scripts/kconfig/merge_config.sh -m .config \
 				"$(abspath "$LAB_CONFIG")" "$(abspath "$FIX_CONFIG")") &&
 			make -C "$fverify" olddefconfig &&
-			make -C "$fverify" -s CC="ccache gcc" -j"$JOBS" bzImage
+			kmake -C "$fverify" -s CC="ccache gcc" -j"$JOBS" bzImage
 		} > "$WORK_DIR/build-$num.log" 2>&1 ||
 			{ tail -n 20 "$WORK_DIR/build-$num.log" >&2
 			  die "$p alone on the pristine tree does not build (log: $WORK_DIR/build-$num.log)"; }
 		warn=$(grep -c -E '(warning|error):' "$WORK_DIR/build-$num.log" || true)
-		log "fix $p: builds alone ($((SECONDS - t0)) s, $warn compiler warning lines)"
+		log "fix $p: builds alone ($((SECONDS - t0 - lock_wait)) s, $warn compiler warning lines$(
+			[ "$lock_wait" = 0 ] || echo ", after ${lock_wait} s waiting for the lock"))"
 		[ "$warn" = 0 ] || die "$p alone: $warn compiler warning lines (log: $WORK_DIR/build-$num.log)"
 	fi
 	[ "$KEEP" = 1 ] || rm -rf "$fverify"

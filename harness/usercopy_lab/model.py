@@ -151,6 +151,9 @@ class Report:
                                       # syzbot matches crashes to bugs by them
     signature: str = ""
     secondary: bool = False           # after an earlier oops in this boot
+    header_cut: bool = False          # its header is the console's last line,
+                                      # unfinished where the capture ended
+                                      # (console_scan; the title may be short)
     lines: list[str] = field(default_factory=list)  # normalized report text
 
     def to_json(self) -> dict[str, Any]:

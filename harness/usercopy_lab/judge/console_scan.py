@@ -20,10 +20,11 @@ from __future__ import annotations
 import codecs
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from ..capture.console_capture import TRAILER
 from ..model import Report
 from ..reports.console_markers import CHECK_PREFIX, ConsoleMarkers, read_numbered
 from ..reports.log_reader import CHUNK, ScanStats, candidate_lines, open_log
@@ -66,6 +67,54 @@ class _Counted:
         return data
 
 
+class _TrailerOwnLine:
+    """A console stream in which the harness's trailer line starts a line
+    of its own.  The capture stops at the END marker while the kernel may
+    still be printing (arm64's follow-on WARNING after a usercopy BUG), and
+    the trailer was then appended to the console's unfinished last line:
+    "... ct_kerne# usercopy-lab: capture ended: ...".  Parsed as one line,
+    the trailer's text became part of that header ("WARNING in ct_kerne#").
+    Here the console's last line ends where the console did, and is known
+    to be unfinished (console_cut)."""
+
+    _MARK = TRAILER.encode()
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f = f
+        self._held = b""            # a tail that may be the trailer's start
+        self._prev = b"\n"          # the last byte given
+        self.console_cut = False    # the console's last line had no line end
+        self.cut_line = 0           # then its line number (as Report.line counts)
+        self._lines = 0             # line ends given so far
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._f.read(size)
+        buf = self._held + data
+        # what may be given now: all at the end, else all but a tail that
+        # could be the start of a trailer (a trailer found is given whole)
+        limit = len(buf) if not data else max(len(buf) - len(self._MARK) + 1, 0)
+        out, pos = [], 0
+        while (at := buf.find(self._MARK, pos)) >= 0 and at < limit:
+            before = buf[at - 1:at] if at > 0 else self._prev
+            out.append(buf[pos:at])
+            if before not in (b"\n", b"\r"):
+                self.console_cut = True
+                self.cut_line = self._lines + sum(o.count(b"\n") for o in out) + 1
+                out.append(b"\n")
+            out.append(self._MARK)
+            pos = at + len(self._MARK)
+            limit = max(limit, pos)
+        out.append(buf[pos:limit])
+        self._held = buf[limit:]
+        res = b"".join(out)
+        self._lines += res.count(b"\n")
+        if res:
+            self._prev = res[-1:]
+        elif data:
+            return self.read(size)  # all held back: read on
+        return res
+
+
 def scan_console(path: Path, keep_lines: bool = False) -> ConsoleScan:
     """Markers, fault facts and reports of the console at path (OSError
     when it cannot be read).  keep_lines: also every line (the audit's
@@ -99,7 +148,10 @@ def scan_console(path: Path, keep_lines: bool = False) -> ConsoleScan:
     facts.length = max(f.chars - harness_chars, 0)
     facts.bad = max(f.bad - harness_bad, 0)
     with open_log(path) as raw_f:       # the lines that may matter, at C speed (as triage)
-        reports = list(iter_stream(raw_f, str(path), refuse_binary=False))
+        own = _TrailerOwnLine(raw_f)
+        reports = list(iter_stream(own, str(path), refuse_binary=False))   # type: ignore[arg-type]
+    reports = [replace(r, header_cut=own.console_cut and r.line == own.cut_line)
+               for r in reports]
     return ConsoleScan(markers, facts, reports, kept)
 
 

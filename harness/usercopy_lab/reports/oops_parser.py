@@ -62,6 +62,9 @@ WRAP_WIDTH = 70               # a line this long may have been wrapped
 MAX_GAP = 500                 # lines of other contexts before a quiet report ends
 MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
 MAX_DETACHED = 500            # lines an opener waits for its body (Group.body_after)
+# The lab harness's own lines in a captured console (console_capture): never
+# the rest of a kernel line, however unfinished that line is.
+HARNESS_PREFIXES = ("# usercopy-lab: ", "# qemu: ")
 
 _TRIGGERS_B = tuple(t.encode() for t in TRIGGERS)
 _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
@@ -228,7 +231,8 @@ class _Segmenter:
 
     def _continues_line(self, last: _Open, lineno: int, ll: LogLine) -> bool:
         if (ll.foreign or not ll.text.strip() or last.last_phys != lineno - 1
-                or self.open.get(last.ctx) is not last):
+                or self.open.get(last.ctx) is not last
+                or ll.text.startswith(HARNESS_PREFIXES)):
             return False
         if last.cut:
             # a header broken before its end (by a mailer, or printed in
