@@ -99,15 +99,15 @@ def test_lab_generic_bug_and_exception():
 @pytest.mark.parametrize("name", ["rds_seed011_quoted.log", "rds_seed011_syslog.log"])
 def test_seed_011_rds(name):
     r = one(TRIAGE / name)
-    # no message line, and put_cmsg is a subsystem helper, not a copy
-    # primitive: no direction (the direction spec of 2026-12-05)
+    # no message line; put_cmsg (net/core's control-message API) copies to
+    # the user only: the direction is inferred, and it is still the culprit
     assert (r.kind, r.direction, r.direction_source, r.guilty_frame) == (
-        "usercopy_warn", None, None, "put_cmsg")
+        "usercopy_warn", "exposure", "inferred", "put_cmsg")
     assert r.bug_site == "mm/usercopy.c:81"
     assert r.frames[:4] == ["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"]
     assert "__handle_mm_fault" not in r.frames       # '? ' frame dropped
     assert r.truncated                               # the quote ends without an end marker
-    assert r.title == "usercopy: violation in put_cmsg"
+    assert r.title == "usercopy: exposure in put_cmsg"
 
 
 def test_usercopy_warn_with_message():
@@ -256,8 +256,10 @@ def test_plumbing(func, plumbing):
     (["__check_object_size", "memdup_user", "foo_ioctl"], "overwrite"),
     # both directions named: none
     (["__check_object_size", "_copy_from_user", "foo", "copy_to_user", "bar"], None),
-    # helpers that are not primitives: none (put_cmsg, net/core's simple_copy_to_iter)
-    (["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"], None),
+    # put_cmsg (and its compat twin) copies a cmsg to the user only
+    (["__check_heap_object", "__check_object_size", "put_cmsg", "rds_recvmsg"], "exposure"),
+    (["__check_object_size", "put_cmsg_compat", "scm_recv"], "exposure"),
+    # a helper that is not a primitive: none (net/core's simple_copy_to_iter)
     (["__check_object_size", "simple_copy_to_iter", "__skb_datagram_iter"], None),
     # __copy_tofrom_user (powerpc) names both ways: none
     (["__check_object_size", "__copy_tofrom_user", "foo"], None),

@@ -754,11 +754,14 @@ EXCEPTION_PATH = re.compile(
 # copy_to_user / copy_from_user family (any _/__/raw_/arch prefix or
 # _inatomic-like suffix, copyout/copyin, memdup_user and friends), the
 # iov_iter API (lib/iov_iter.c, include/linux/uio.h) and the library
-# wrappers of MACHINERY that copy one way for their caller.  Not a
-# subsystem's helper that calls one (put_cmsg, simple_copy_to_iter): its
-# name is not a primitive's (docs/triage.md, "direction").
+# wrappers of MACHINERY that copy one way for their caller; net/core's
+# control-message API (put_cmsg, put_cmsg_compat: it copies a cmsg into the
+# user's msg_control, never the other way; still a culprit, not MACHINERY,
+# as syzkaller titles it).  Not a subsystem's helper that may copy either
+# way or whose name says nothing of the user (simple_copy_to_iter copies to
+# any iov_iter): its name is not a primitive's (docs/triage.md, "direction").
 TO_USER = re.compile(
-    r"(?:\w*copy_to_user\w*|copyout(?:_mc|_nofault)?|"
+    r"(?:\w*copy_to_user\w*|copyout(?:_mc|_nofault)?|put_cmsg(?:_compat)?|"
     r"(?:_*|csum_and_|hash_and_)copy_(?:mc_)?to_iter\w*|copy_(?:page|folio)_to_iter\w*|"
     r"_*kfifo_to_user\w*|kfifo_copy_to_user|user_regset_copyout\w*|memcpy_to_msg|"
     r"memcpy_toiovec\w*|simple_read_from_buffer)")
