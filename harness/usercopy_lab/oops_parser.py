@@ -254,6 +254,8 @@ class _Segmenter:
                 and not _starts_kernel_line(ll.text))
 
     def _continues_report(self, cur: _Open, text: str, group: Group) -> bool:
+        if group.inside:
+            return True
         if any(c.search(text) for c in CONTINUES):
             # a die line continues what it dies of, not a report that ended
             return cur.phase != "ended" or "Kernel panic" in text

@@ -210,6 +210,11 @@ class Group:
     # header) whose first line this matches: the usercopy message after
     # "WARNING: ... at mm/usercopy.c" (MIPS prints the WARNING first)
     joins: re.Pattern[str] | None = None
+    # a line of this group carries on whatever report is open in its
+    # context (a register line of the report's own dump, or the dump x86
+    # prints again after the end marker); it opens a report only where
+    # none is open: an excerpt that starts there
+    inside: bool = False
 
 def F(title: str | tuple[str, ...], syz: str, kind: str, *,
       detail: str | tuple[str, ...] = (), stack: Stack | None = None,
@@ -631,6 +636,18 @@ GROUPS: tuple[Group, ...] = (
     Group("Oops", (
         F(r"^Oops(?:: | - |#| ?\[#)", "", "oops"),
     ), syz=False, opener=rx(r"^Oops(?:: | - |#| ?\[#)")),
+    # The register dump's PC line in usercopy_abort (x86_64 "RIP: 0010:",
+    # i386 "EIP:", arm64 "pc :", arm "PC is at", powerpc "NIP [...]",
+    # riscv "epc :"): a quote or excerpt that starts there is a usercopy
+    # BUG whose message and BUG line were left out.  Inside an open
+    # report (its own dump, x86's summary after the end marker) it is
+    # just a line of that report.
+    Group("usercopy_abort", (
+        F(r"usercopy_abort", "BUG: bad usercopy in {1}", "usercopy_abort",
+          stack=_trace("usercopy", "__check")),
+    ), syz=False, inside=True,
+        opener=rx(r"^\s*(?:RIP: 00[0-9a-f]{2}:|EIP: |pc : |epc : |NIP \[[0-9a-f]+\] |PC is at )"
+                  r"usercopy_abort\b")),
     # s390's die() line: "fixpoint divide exception: 0009 ilc:2 [#1] SMP"
     # (after a BUG(): "monitor event: 0040 ilc:2 [#1]")
     Group("ilc:", (
