@@ -620,10 +620,10 @@ GROUPS: tuple[Group, ...] = (
     # the message and the trace) the report is titled as it would be with it.
     Group("usercopy", (
         F(r"usercopy: Kernel memory (exposure|overwrite) attempt detected (from|to) (.*) "
-          r"\(offset (\d+), size (\d+)\)", "BUG: bad usercopy in {6}", "usercopy_abort",
+          r"\(off ?set (\d+), size (\d+)\)", "BUG: bad usercopy in {6}", "usercopy_abort",
           stack=_trace("usercopy", "__check")),
         F(r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
-          r"detected (from|to) (.*) \(offset (\d+), size (\d+)\)", "WARNING: bad usercopy in {6}",
+          r"detected (from|to) (.*) \(off ?set (\d+), size (\d+)\)", "WARNING: bad usercopy in {6}",
           "usercopy_warn", stack=_trace("usercopy", "__check")),
         F(r"usercopy: kernel memory (exposure|overwrite) attempt detected (from|to) (\S+) "
           r"\((.*)\) \((\d+) bytes\)", "BUG: bad usercopy in {6}", "usercopy_legacy",
@@ -631,7 +631,9 @@ GROUPS: tuple[Group, ...] = (
     ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist"),
         joins=rx(r"(?:WARNING: .*|kernel BUG at )mm/usercopy\.c"),
         # the message without its "(offset N, size N)!" / "(N bytes)" end
-        cut=_sup(r"^(?!.*(?:\(offset \d+, size \d+\)|\(\d+ bytes\)))"
+        # ("off set": a space a re-wrap's join or a re-typing put inside
+        # the word, as the 80-column copy's "'n o area'", is read through)
+        cut=_sup(r"^(?!.*(?:\(off ?set \d+, size \d+\)|\(\d+ bytes\)))"
                  r".*(?:usercopy: [Kk]ernel memory|usercopy whitelist\?)")),
     Group("Oops", (
         F(r"^Oops(?:: | - |#| ?\[#)", "", "oops"),
@@ -876,6 +878,11 @@ def may_matter(raw: bytes) -> bool:
 # title on a line of its own; "in <function>" without an offset, which
 # the kernel's own headers print).  Neither opens a report.
 QUOTE_BEFORE = re.compile("[\"'`\u201c\u2018\u00ab]\\s*$")
+# A header in the value of a mail's or a tracker's title field ("Subject:
+# Re: [Bug 216073] New: [s390x] kernel BUG at mm/usercopy.c:101!", the
+# kernel bugzilla's "Summary:" in the mails it sends): the kernel prints
+# no such label before a header.
+FIELD_LABEL = re.compile(r"\s*(?:Subject|Summary|Title):\s")
 # kernel headers that do name a function without an offset
 MENTION_EXCEPT = ("BUG: KCSAN:",)
 # The shape the kernel always prints a header in: after other words on a
@@ -910,6 +917,8 @@ TITLE_SHAPES = {
 def is_mention(text: str, pos: int, group: Group) -> bool:
     """Whether the header of group at text[pos:] was written about, not printed."""
     if pos and QUOTE_BEFORE.search(text, max(0, pos - 8), pos):
+        return True
+    if pos and FIELD_LABEL.match(text, 0, pos):
         return True
     printed = PRINTED_SHAPE.get(group.header)
     if pos and printed is not None and text[:pos].strip() and not printed.match(text, pos):
