@@ -214,6 +214,11 @@ class _Segmenter:
                 self.open[ctx] = msg
                 self._take(msg, lineno, text, ll, group)
                 return
+            elif (pc := self._pc_line_apart(text, group, ll, lineno)) is not None:
+                # the message of the crash whose PC line (Group.inside)
+                # opened a report just before, printed by another task
+                self._take(pc, lineno, text, ll, group)
+                return
             self._open(ctx, lineno, text, ll, group)
             return
         if cur is None:
@@ -296,6 +301,23 @@ class _Segmenter:
                 continue
             if abs(o.ctx.count(">") - ll.quote) <= 1 and o.ctx != ctx:
                 return o
+        return None
+
+    def _pc_line_apart(self, text: str, group: Group, ll: LogLine,
+                       lineno: int) -> _Open | None:
+        """The report a usercopy_abort PC line opened (an excerpt that
+        starts at "EIP: usercopy_abort"), still without frames, when the
+        usercopy message its group joins comes next from another context
+        at the same quoting depth (PRINTK_CALLER: "[ T189] EIP: ..." then
+        "[ T194] usercopy: ..."), with no report opened in between."""
+        if group.joins is None or group.syz:
+            return None
+        for o in self.open.values():
+            if (o.seq == self.opened and o.phase == "header" and not o.traced and o.raw.lines
+                    and o.ctx.count(">") == ll.quote and lineno - o.raw.end_line <= 3):
+                og = header_group(o.raw.lines[0])
+                if og is not None and og.inside:
+                    return o
         return None
 
     def _open(self, ctx: str, lineno: int, text: str, ll: LogLine, group: Group) -> None:
