@@ -381,3 +381,14 @@ def test_a_header_in_a_title_field_is_a_mention():
     # the kernel bugzilla's mail: "Summary: [s390x] kernel BUG at mm/usercopy.c:101! ..."
     assert _reports(">            Summary: [s390x] kernel BUG at mm/usercopy.c:101! usercopy:\n") == []
     assert _reports("Subject: Re: [Bug 216073] New: [s390x] kernel BUG at mm/usercopy.c:101!\n") == []
+
+
+def test_rip_summary_after_a_line_that_closed_the_report_opens_nothing(tmp_path):
+    # an unrelated line between "---[ end trace" and x86's RIP summary closes
+    # the report; the summary is still not a report of its own
+    lines = (CONSOLE / "USERCOPY_SLAB_SIZE_TO.log").read_text().splitlines(True)
+    end = next(i for i, l in enumerate(lines) if "---[ end trace" in l)
+    moved = lines[:end + 1] + ["[    0.667900] some driver: unrelated message\n"] + lines[end + 1:]
+    p = tmp_path / "c.log"
+    p.write_text("".join(moved))
+    assert len(parse_file(p)) == 1

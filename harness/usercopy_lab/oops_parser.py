@@ -60,6 +60,7 @@ WRAP_WIDTH = 70               # a line this long may have been wrapped
 MAX_GAP = 500                 # lines of other contexts before a quiet report ends
 MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
 MAX_DETACHED = 500            # lines an opener waits for its body (Group.body_after)
+MAX_SUMMARY_GAP = 50          # lines from a report's end to x86's RIP summary of it
 
 _TRIGGERS_B = tuple(t.encode() for t in TRIGGERS)
 _LINUX_VERSION = re.compile(r"Linux version (\S+)(?:.*?\s(#\d+))?")
@@ -116,6 +117,10 @@ class _Segmenter:
     # a mail body stored quoted-printable: soft breaks joined, escapes decoded
     qp: QuotedPrintable = field(default_factory=QuotedPrintable)
     opened: int = 0               # reports opened so far
+    # per context, the last line of the last report that reached its end
+    # marker: x86 prints the RIP block again after it (oops_end's summary),
+    # maybe after other lines that closed the report
+    ended_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def busy(self) -> bool:
@@ -186,6 +191,9 @@ class _Segmenter:
         cur = self.open.get(ctx)
         if cur is None and ll.caller and ll.caller[0] == "C":
             cur = next((o for o in self.open.values() if o.traceback), None)
+        if group is not None and group.inside and cur is None and (
+                lineno - self.ended_at.get(ctx, -MAX_SUMMARY_GAP - 1) <= MAX_SUMMARY_GAP):
+            return          # the summary of the report that just ended
         if group is not None:
             det = self.detached.get(ctx)
             if det is not None and _carries_on(det, text):
@@ -397,6 +405,8 @@ class _Segmenter:
         cur.raw.cut = cur.phase == "trace" and not cur.complete and (
             interrupted or cur.after_trace > 0)
         cur.raw.ended = cur.phase == "ended"
+        if cur.raw.ended:
+            self.ended_at[cur.ctx] = cur.raw.end_line
         if interrupted and not cur.traced and cur.ctx not in self.detached:
             group = header_group(cur.raw.lines[0]) if cur.raw.lines else None
             if group is not None and group.body_after:
