@@ -30,7 +30,7 @@ def test_table_one_row_per_signature(capsys):
     assert len(rows) == 2
     assert rows[0].split()[:2] == ["2", "usercopy_abort"]
     assert "journalctl_slub_kmalloc.log:2" in rows[0]
-    assert "usercopy: violation in put_cmsg" in rows[1] and "[truncated]" in rows[1]
+    assert "usercopy: exposure in put_cmsg" in rows[1] and "[truncated]" in rows[1]
     assert "3 report(s), 2 distinct signature(s)" in out
 
 
@@ -43,7 +43,7 @@ def test_json_one_object_per_report(capsys):
     assert all(keys <= o.keys() for o in objs)
     rds = objs[0]
     assert (rds["kind"], rds["direction"], rds["direction_source"], rds["guilty_frame"]) == (
-        "usercopy_warn", None, None, "put_cmsg")
+        "usercopy_warn", "exposure", "inferred", "put_cmsg")
     assert objs[1]["size"] == 80 and objs[2]["size"] == 96
     assert objs[1]["direction_source"] == objs[2]["direction_source"] == "printed"
 

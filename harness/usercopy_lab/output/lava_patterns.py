@@ -53,6 +53,11 @@ def _opener() -> str:
     after "kernel BUG at", the panic after an oops)."""
     alts = []
     for group in GROUPS:
+        if group.inside:
+            # a RIP line in usercopy_abort opens a report only where none
+            # is open (an excerpt starting there); after the expected
+            # reports it is x86's summary of the last one
+            continue
         if group.opener is not None:
             alts.append(f"(?={_msg(group.opener.pattern)})")
             continue

@@ -216,6 +216,11 @@ class Group:
     # header) whose first line this matches: the usercopy message after
     # "WARNING: ... at mm/usercopy.c" (MIPS prints the WARNING first)
     joins: re.Pattern[str] | None = None
+    # a line of this group carries on whatever report is open in its
+    # context (a register line of the report's own dump, or the dump x86
+    # prints again after the end marker); it opens a report only where
+    # none is open: an excerpt that starts there
+    inside: bool = False
 
 
 def _sup(*patterns: str) -> tuple[re.Pattern[str], ...]:

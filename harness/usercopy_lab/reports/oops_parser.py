@@ -45,6 +45,7 @@ from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormat
                          candidate_lines, open_log)
 from .qp_lines import QuotedPrintable
 from .report_analysis import BARE_FRAME, RawReport, analyze, is_plumbing
+from .open_report import _Open, _carries_on
 from .report_lines import (MAX_KEPT_LINE, _context, _cut_glue, _is_cut, _pieces,
                            _starts_kernel_line, _window)
 from .report_naming import make_signature
@@ -62,6 +63,7 @@ WRAP_WIDTH = 70               # a line this long may have been wrapped
 MAX_GAP = 500                 # lines of other contexts before a quiet report ends
 MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
 MAX_DETACHED = 500            # lines an opener waits for its body (Group.body_after)
+MAX_SUMMARY_GAP = 50          # lines from a report's end to x86's RIP summary of it
 # The lab harness's own lines in a captured console (console_capture): never
 # the rest of a kernel line, however unfinished that line is.
 HARNESS_PREFIXES = ("# usercopy-lab: ", "# qemu: ")
@@ -76,27 +78,6 @@ _LKDTM_BAD_ADDRESS = re.compile(
 # a kernel message cannot end with these words; a line that does was wrapped
 _OPEN_WORD = re.compile(r"\b(?:at|from|to|in|of|for|on|by|with)$")
 _DIE = re.compile(r"\[#\d+\]")
-
-
-@dataclass
-class _Open:
-    ctx: str
-    raw: RawReport
-    prelude: bool = False         # opened by a line syzkaller does not see
-    merged: bool = False          # ... and the syzkaller header followed
-    phase: str = "header"         # header | trace | ended
-    unknown: int = 0
-    traceback: bool = False       # "Sending NMI from CPU": [C..] lines belong
-    width: int = 0                # physical width of the last line taken
-    quote: int = 0                # its mail quoting depth
-    cut: bool = False             # it is a header broken before its end
-    traced: bool = False          # a frame or trace line was taken
-    seq: int = 0                  # how many reports were opened before it
-    inline_head: bool = False     # only symbolizer copies of a header so far
-    last_phys: int = 0            # its line number
-    complete: bool = False        # the current call trace reached its end
-    printed: bool = False         # a frame as the kernel prints it was seen
-    after_trace: int = 0          # unrelated lines since the last trace line
 
 
 @dataclass
@@ -119,6 +100,10 @@ class _Segmenter:
     # a mail body stored quoted-printable: soft breaks joined, escapes decoded
     qp: QuotedPrintable = field(default_factory=QuotedPrintable)
     opened: int = 0               # reports opened so far
+    # per context, the last line of the last report that reached its end
+    # marker: x86 prints the RIP block again after it (oops_end's summary),
+    # maybe after other lines that closed the report
+    ended_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def busy(self) -> bool:
@@ -189,6 +174,9 @@ class _Segmenter:
         cur = self.open.get(ctx)
         if cur is None and ll.caller and ll.caller[0] == "C":
             cur = next((o for o in self.open.values() if o.traceback), None)
+        if group is not None and group.inside and cur is None and (
+                lineno - self.ended_at.get(ctx, -MAX_SUMMARY_GAP - 1) <= MAX_SUMMARY_GAP):
+            return          # the summary of the report that just ended
         if group is not None:
             det = self.detached.get(ctx)
             if det is not None and _carries_on(det, text):
@@ -216,6 +204,11 @@ class _Segmenter:
                 msg.ctx, msg.merged = ctx, True
                 self.open[ctx] = msg
                 self._take(msg, lineno, text, ll, group)
+                return
+            elif (pc := self._pc_line_apart(text, group, ll, lineno)) is not None:
+                # the message of the crash whose PC line (Group.inside)
+                # opened a report just before, printed by another task
+                self._take(pc, lineno, text, ll, group)
                 return
             self._open(ctx, lineno, text, ll, group)
             return
@@ -258,6 +251,8 @@ class _Segmenter:
                 and not _starts_kernel_line(ll.text))
 
     def _continues_report(self, cur: _Open, text: str, group: Group) -> bool:
+        if group.inside:
+            return True
         if any(c.search(text) for c in CONTINUES):
             # a die line continues what it dies of, not a report that ended
             return cur.phase != "ended" or "Kernel panic" in text
@@ -298,6 +293,23 @@ class _Segmenter:
                 continue
             if abs(o.ctx.count(">") - ll.quote) <= 1 and o.ctx != ctx:
                 return o
+        return None
+
+    def _pc_line_apart(self, text: str, group: Group, ll: LogLine,
+                       lineno: int) -> _Open | None:
+        """The report a usercopy_abort PC line opened (an excerpt that
+        starts at "EIP: usercopy_abort"), still without frames, when the
+        usercopy message its group joins comes next from another context
+        at the same quoting depth (PRINTK_CALLER: "[ T189] EIP: ..." then
+        "[ T194] usercopy: ..."), with no report opened in between."""
+        if group.joins is None or group.syz:
+            return None
+        for o in self.open.values():
+            if (o.seq == self.opened and o.phase == "header" and not o.traced and o.raw.lines
+                    and o.ctx.count(">") == ll.quote and lineno - o.raw.end_line <= 3):
+                og = header_group(o.raw.lines[0])
+                if og is not None and og.inside:
+                    return o
         return None
 
     def _open(self, ctx: str, lineno: int, text: str, ll: LogLine, group: Group) -> None:
@@ -377,6 +389,8 @@ class _Segmenter:
         cur.raw.cut = cur.phase == "trace" and not cur.complete and (
             interrupted or cur.after_trace > 0)
         cur.raw.ended = cur.phase == "ended"
+        if cur.raw.ended:
+            self.ended_at[cur.ctx] = cur.raw.end_line
         if interrupted and not cur.traced and cur.ctx not in self.detached:
             group = header_group(cur.raw.lines[0]) if cur.raw.lines else None
             if group is not None and group.body_after:
@@ -417,11 +431,6 @@ class _Segmenter:
             taken = {id(r) for r in out}
             self.closed = [r for r in self.closed if id(r) not in taken]
         return out
-
-
-def _carries_on(opener: _Open, text: str) -> bool:
-    group = header_group(opener.raw.lines[0]) if opener.raw.lines else None
-    return group is not None and any(p.search(text) for p in group.body_after)
 
 
 def iter_reports(lines: Iterable[str], file: str = "<input>") -> Iterator[Report]:

@@ -31,6 +31,12 @@ from .trace_layout import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
 # ------------------------------------------------------------- our fields
 _UC_GROUP = next(g for g in GROUPS if g.header == "usercopy")
 _OBJ_CACHE = re.compile(r"(.*?) '(.*)'$")
+# the non-slab objects mm/usercopy.c names (every generation), by their
+# text without spaces
+_FIXED_OBJECTS = {name.replace(" ", ""): name for name in (
+    "vmalloc 'no area'", "kernel text", "linear kernel text", "kernel data", "kernel rodata",
+    "process stack", "page alloc", "null address", "wrapped address", "spans multiple pages",
+    "SLUB object not in SLUB page?!", "kmap", "vmalloc")}
 _KBUG = re.compile(r"kernel BUG at (\S+?):(\d+)!?")
 _WARN_SITE = re.compile(r"WARNING: (?:CPU: \d+ PID: \d+ )?at (\S+?):(\d+) ?(\S*)")
 _WARN_BARE = re.compile(r"WARNING: CPU: \d+ PID: \d+ at\s*$")
@@ -132,7 +138,10 @@ def _split_object(text: str) -> tuple[str, str | None]:
     m = _OBJ_CACHE.match(text)
     if m and ("SLUB" in m.group(1) or "SLAB" in m.group(1)):
         return m.group(1), m.group(2)
-    return text, None
+    # mm/usercopy.c's own object names are fixed text: one a re-wrap broke
+    # inside a word (an 80-column copy joined with a space: "vmalloc 'n o
+    # area'") is that name
+    return _FIXED_OBJECTS.get(text.replace(" ", ""), text), None
 
 
 # A frame line abridged by hand to the function's name, after a "Call

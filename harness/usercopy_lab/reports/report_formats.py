@@ -446,26 +446,40 @@ GROUPS: tuple[Group, ...] = (
     # from; where that line is missing (a quote or an excerpt that kept only
     # the message and the trace) the report is titled as it would be with it.
     Group(header="usercopy", formats=(
-        Format(title=r"usercopy: Kernel memory (exposure|overwrite) attempt detected (from|to) (.*) "
-          r"\(offset (\d+), size (\d+)\)",
+        Format(title=r"usercopy: Kernel memory (exposure|overwrite) attempt detected (from|to) "
+                     r"(.*) \(off ?set (\d+), size (\d+)\)",
                syz="BUG: bad usercopy in {6}", kind="usercopy_abort",
                stack=call_trace("usercopy", "__check")),
-        Format(title=r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
-          r"detected (from|to) (.*) \(offset (\d+), size (\d+)\)",
+        Format(title=r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) "
+                     r"attempt detected (from|to) (.*) \(off ?set (\d+), size (\d+)\)",
                syz="WARNING: bad usercopy in {6}", kind="usercopy_warn",
                stack=call_trace("usercopy", "__check")),
-        Format(title=r"usercopy: kernel memory (exposure|overwrite) attempt detected (from|to) (\S+) "
-          r"\((.*)\) \((\d+) bytes\)",
+        Format(title=r"usercopy: kernel memory (exposure|overwrite) attempt detected (from|to) "
+                     r"(\S+) \((.*)\) \((\d+) bytes\)",
                syz="BUG: bad usercopy in {6}", kind="usercopy_legacy",
                stack=call_trace("usercopy", "__check")),
     ), syz=False, opener=rx(r"usercopy: [Kk]ernel |Bad or missing usercopy whitelist"),
         joins=rx(r"(?:WARNING: .*|kernel BUG at )mm/usercopy\.c"),
         # the message without its "(offset N, size N)!" / "(N bytes)" end
-        cut=_sup(r"^(?!.*(?:\(offset \d+, size \d+\)|\(\d+ bytes\)))"
+        # ("off set": a space a re-wrap's join or a re-typing put inside
+        # the word, as the 80-column copy's "'n o area'", is read through)
+        cut=_sup(r"^(?!.*(?:\(off ?set \d+, size \d+\)|\(\d+ bytes\)))"
                  r".*(?:usercopy: [Kk]ernel memory|usercopy whitelist\?)")),
     Group(header="Oops", formats=(
         Format(title=r"^Oops(?:: | - |#| ?\[#)", syz="", kind="oops"),
     ), syz=False, opener=rx(r"^Oops(?:: | - |#| ?\[#)")),
+    # The register dump's PC line in usercopy_abort (x86_64 "RIP: 0010:",
+    # i386 "EIP:", arm64 "pc :", arm "PC is at", powerpc "NIP [...]",
+    # riscv "epc :"): a quote or excerpt that starts there is a usercopy
+    # BUG whose message and BUG line were left out.  Inside an open
+    # report (its own dump, x86's summary after the end marker) it is
+    # just a line of that report.
+    Group(header="usercopy_abort", formats=(
+        Format(title=r"usercopy_abort", syz="BUG: bad usercopy in {1}", kind="usercopy_abort",
+               stack=call_trace("usercopy", "__check")),
+    ), syz=False, inside=True,
+        opener=rx(r"^\s*(?:RIP: 00[0-9a-f]{2}:|EIP: |pc : |epc : |NIP \[[0-9a-f]+\] |PC is at )"
+                  r"usercopy_abort\b")),
     # s390's die() line: "fixpoint divide exception: 0009 ilc:2 [#1] SMP"
     # (after a BUG(): "monitor event: 0040 ilc:2 [#1]")
     Group(header="ilc:", formats=(

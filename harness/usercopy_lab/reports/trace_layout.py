@@ -122,11 +122,14 @@ EXCEPTION_PATH = re.compile(
 # copy_to_user / copy_from_user family (any _/__/raw_/arch prefix or
 # _inatomic-like suffix, copyout/copyin, memdup_user and friends), the
 # iov_iter API (lib/iov_iter.c, include/linux/uio.h) and the library
-# wrappers of MACHINERY that copy one way for their caller.  Not a
-# subsystem's helper that calls one (put_cmsg, simple_copy_to_iter): its
-# name is not a primitive's (docs/triage.md, "direction").
+# wrappers of MACHINERY that copy one way for their caller; net/core's
+# control-message API (put_cmsg, put_cmsg_compat: it copies a cmsg into the
+# user's msg_control, never the other way; still a culprit, not MACHINERY,
+# as syzkaller titles it).  Not a subsystem's helper that may copy either
+# way or whose name says nothing of the user (simple_copy_to_iter copies to
+# any iov_iter): its name is not a primitive's (docs/triage.md, "direction").
 TO_USER = re.compile(
-    r"(?:\w*copy_to_user\w*|copyout(?:_mc|_nofault)?|"
+    r"(?:\w*copy_to_user\w*|copyout(?:_mc|_nofault)?|put_cmsg(?:_compat)?|"
     r"(?:_*|csum_and_|hash_and_)copy_(?:mc_)?to_iter\w*|copy_(?:page|folio)_to_iter\w*|"
     r"_*kfifo_to_user\w*|kfifo_copy_to_user|user_regset_copyout\w*|memcpy_to_msg|"
     r"memcpy_toiovec\w*|simple_read_from_buffer)")
@@ -224,6 +227,11 @@ def may_matter(raw: bytes) -> bool:
 # title on a line of its own; "in <function>" without an offset, which
 # the kernel's own headers print).  Neither opens a report.
 QUOTE_BEFORE = re.compile("[\"'`\u201c\u2018\u00ab]\\s*$")
+# A header in the value of a mail's or a tracker's title field ("Subject:
+# Re: [Bug 216073] New: [s390x] kernel BUG at mm/usercopy.c:101!", the
+# kernel bugzilla's "Summary:" in the mails it sends): the kernel prints
+# no such label before a header.
+FIELD_LABEL = re.compile(r"\s*(?:Subject|Summary|Title):\s")
 # kernel headers that do name a function without an offset
 MENTION_EXCEPT = ("BUG: KCSAN:",)
 # The shape the kernel always prints a header in: after other words on a
@@ -258,6 +266,8 @@ TITLE_SHAPES = {
 def is_mention(text: str, pos: int, group: Group) -> bool:
     """Whether the header of group at text[pos:] was written about, not printed."""
     if pos and QUOTE_BEFORE.search(text, max(0, pos - 8), pos):
+        return True
+    if pos and FIELD_LABEL.match(text, 0, pos):
         return True
     printed = PRINTED_SHAPE.get(group.header)
     if pos and printed is not None and text[:pos].strip() and not printed.match(text, pos):
