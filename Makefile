@@ -173,11 +173,14 @@ $(foreach a,$(ARCHES),$(eval $(call arch_kernel,$(a))))
 
 # The hunt kernel (make hunt, docs/hunt.md) is the seeds kernel plus
 # variant-hunt.config: three fragments, and not one of `make kernels`.
+# It has no DWARF: the coverage probe's two offsets are compiled against
+# the build after each link (scripts/probe-offsets.sh -> probe-offsets.txt).
 $(BUILD)/kernel-hunt/arch/x86/boot/bzImage: tree FORCE
 	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-hunt kernel-config/lab.config \
 		kernel-config/variant-seeds.config kernel-config/variant-hunt.config
 	+@scripts/kbuild-progress.py hunt $(BUILD_ABS)/kernel-hunt -- $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-hunt CC="ccache gcc" -j$(JOBS) bzImage
+	@scripts/probe-offsets.sh $(BUILD)/kernel-hunt >/dev/null
 	@echo "kernel: $@"
 
 kernel: $(BUILD)/kernel-$(KERNEL)/arch/x86/boot/bzImage

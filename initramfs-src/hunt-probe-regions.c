@@ -43,6 +43,19 @@
  *  cwd       getcwd() at depths that make paths of 1 .. 4000 bytes:
  *            the path is built in a __getname() buffer and copied out
  *            (names_cache exposure).
+ *  sit_prl   a sit tunnel with 512 potential-router-list entries, then
+ *            SIOCGETPRL with room for 1 .. 512 of them:
+ *            ipip6_tunnel_get_prl() kcalloc(cmax, 16, GFP_KERNEL_ACCOUNT)
+ *            and copy_to_user() of the entries found: kmalloc-cg-16 .. -8k
+ *            exposure (net/ipv6/sit.c; the hunt kernel, IPV6_SIT).
+ *  xt_replace  IPT_SO_SET_REPLACE with a table of 32 .. 8128 bytes:
+ *            do_replace() copies it into xt_alloc_table_info()'s
+ *            kvmalloc(64 + size, GFP_KERNEL_ACCOUNT) before validating it
+ *            (then refuses it): kmalloc-cg-96 .. -8k overwrite; and
+ *            IPT_SO_GET_ENTRIES of the built-in filter table:
+ *            xt_data_to_user() copies its targets' data out of the table's
+ *            kmalloc-cg object (exposure; net/ipv4/netfilter/ip_tables.c,
+ *            the hunt kernel's IP_NF_IPTABLES).
  *
  * One line per group: "hunt-probe-regions: GROUP: N calls, M failed
  * (first failure)"; the exit status is 0 (a filler: a group a kernel
@@ -58,6 +71,9 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <net/if.h>
+#include <linux/if_tunnel.h>
+#include <linux/netfilter_ipv4/ip_tables.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -378,6 +394,93 @@ static void cwd_group(void)
 	report(&g);
 }
 
+static void sit_prl_group(void)
+{
+	struct group g = { .name = "sit_prl" };
+	struct ip_tunnel_parm p = { .name = "hsit1" };
+	struct ip_tunnel_prl *prl = (struct ip_tunnel_prl *)buf;
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), i;
+	size_t k;
+
+	p.iph.version = 4;
+	p.iph.ihl = 5;
+	p.iph.protocol = IPPROTO_IPV6;
+	p.iph.daddr = htonl(0x0a090902);        /* 10.9.9.2: not sit0's 0/0 */
+	strcpy(ifr.ifr_name, "sit0");
+	ifr.ifr_data = (void *)&p;
+	if (fd < 0 || ioctl(fd, SIOCADDTUNNEL, &ifr)) {
+		call(&g, 0, "sit tunnel: %s", strerror(errno));
+		goto out;
+	}
+	strcpy(ifr.ifr_name, "hsit1");
+	for (i = 0; i < 512; i++) {
+		struct ip_tunnel_prl e = { .addr = htonl(0x0a010000 + 1 + i) };
+
+		ifr.ifr_data = (void *)&e;
+		if (ioctl(fd, SIOCADDPRL, &ifr)) {
+			call(&g, 0, "SIOCADDPRL %d: %s", i, strerror(errno));
+			break;
+		}
+	}
+	/* cmax = datalen / 16 entries: kcalloc(cmax, 16) is kmalloc-cg-<16 cmax> */
+	for (k = 1; k < NSIZES; k++) {
+		memset(prl, 0, sizeof(*prl));
+		prl->datalen = sizes[k];
+		ifr.ifr_data = (void *)prl;
+		call(&g, !ioctl(fd, SIOCGETPRL, &ifr) && prl->datalen == sizes[k],
+		     "SIOCGETPRL %zu: %s", sizes[k], strerror(errno));
+	}
+	ifr.ifr_data = (void *)&p;
+	ioctl(fd, SIOCDELTUNNEL, &ifr);
+out:
+	if (fd >= 0)
+		close(fd);
+	report(&g);
+}
+
+static void xt_replace_group(void)
+{
+	struct group g = { .name = "xt_replace" };
+	struct ipt_replace *r = (struct ipt_replace *)buf;
+	struct ipt_getinfo info = { .name = "filter" };
+	struct ipt_get_entries *e = (struct ipt_get_entries *)buf;
+	socklen_t len = sizeof(info);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	size_t k;
+
+	if (fd < 0) {
+		call(&g, 0, "socket: %s", strerror(errno));
+		goto out;
+	}
+	/* struct xt_table_info is 64 bytes: a table of S - 64 is kmalloc-cg-S */
+	for (k = 4; k < NSIZES; k++) {
+		memset(buf, 0, sizeof(*r) + sizes[k]);
+		strcpy(r->name, "filter");
+		r->num_counters = 1;
+		r->size = sizes[k] - 64;
+		errno = 0;
+		call(&g, setsockopt(fd, IPPROTO_IP, IPT_SO_SET_REPLACE, r,
+				    sizeof(*r) + r->size) && errno == EINVAL,
+		     "IPT_SO_SET_REPLACE %zu: not refused with EINVAL: %s", sizes[k],
+		     strerror(errno));
+	}
+	if (getsockopt(fd, IPPROTO_IP, IPT_SO_GET_INFO, &info, &len)) {
+		call(&g, 0, "IPT_SO_GET_INFO filter: %s", strerror(errno));
+		goto out;
+	}
+	memset(e, 0, sizeof(*e));
+	strcpy(e->name, "filter");
+	e->size = info.size;
+	len = sizeof(*e) + info.size;
+	call(&g, len <= sizeof(buf) && !getsockopt(fd, IPPROTO_IP, IPT_SO_GET_ENTRIES, e, &len),
+	     "IPT_SO_GET_ENTRIES filter (%u bytes): %s", info.size, strerror(errno));
+out:
+	if (fd >= 0)
+		close(fd);
+	report(&g);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -391,5 +494,7 @@ int main(int argc, char **argv)
 	if (xfs_mount())
 		umount(XFS_MNT);
 	cwd_group();
+	sit_prl_group();
+	xt_replace_group();
 	return 0;
 }

@@ -136,3 +136,21 @@ def test_the_smoke_passes_only_when_the_probe_fired_and_the_warning_was_harveste
     assert _smoke_verdict(_harvest(GOOD, histograms=0)) == 1
     assert _smoke_verdict(_harvest(GOOD, guests_without=["g001: coverage off"])) == 1
     assert "kprobe counted no calibration copy" in capsys.readouterr().err
+
+
+def test_compiled_offsets_are_used_only_when_not_older_than_vmlinux(tmp_path):
+    import os
+    from usercopy_lab.hunt_coverage import ProbeOffsets, compiled_offsets, probe_offsets
+    vmlinux = tmp_path / "vmlinux"
+    vmlinux.write_bytes(b"\x7fELF not a real one")
+    txt = tmp_path / "probe-offsets.txt"
+    txt.write_text("slab_cache=24\nname=88\n")
+    os.utime(vmlinux, ns=(1_000_000_000, 1_000_000_000))
+    os.utime(txt, ns=(2_000_000_000, 2_000_000_000))
+    assert compiled_offsets(vmlinux) == ProbeOffsets(24, 88)
+    assert probe_offsets(vmlinux).cmdline == "hunt.probe=24,88"
+    # relinked after the offsets were made: stale, not used
+    os.utime(vmlinux, ns=(3_000_000_000, 3_000_000_000))
+    assert compiled_offsets(vmlinux) is None
+    txt.write_text("garbage\n")
+    assert compiled_offsets(vmlinux) is None

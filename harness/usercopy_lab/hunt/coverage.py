@@ -12,8 +12,10 @@ without it (the calibration workload shows a fallback WARNING still
 printed with the probe armed, docs/hunt.md).
 
 This module
-- computes the two offsets the probe needs from the kernel's own DWARF
-  (probe_offsets; cached beside vmlinux, as the whitelist audit does);
+- finds the two offsets the probe needs: compiled against the build by
+  scripts/probe-offsets.sh (a kernel without DEBUG_INFO, the hunt kernel),
+  else from the kernel's own DWARF (probe_offsets; cached beside vmlinux,
+  as the whitelist audit does);
 - parses the histogram a guest printed (parse_histogram);
 - folds the guests' histograms into one table against the caches with a
   region of the booted kernel (the audit table every hunt guest prints) and
@@ -34,6 +36,7 @@ from ..judge.dwarf_layout import DwarfError, Layouts
 from ..judge.slab_audit import SlabTable
 
 PROBE_CACHE = "hunt-probe.json"
+COMPILED_OFFSETS = "probe-offsets.txt"     # scripts/probe-offsets.sh
 # Where the kernel defines what the probe dereferences: struct slab is
 # mm/slab.h's, struct kmem_cache is include/linux/slub_def.h's; mm/slub.c
 # (which defines __check_heap_object) is compiled with both.
@@ -62,11 +65,30 @@ class ProbeOffsets:
         return f"hunt.probe={self.slab_cache},{self.name}"
 
 
+def compiled_offsets(vmlinux: Path) -> ProbeOffsets | None:
+    """The offsets scripts/probe-offsets.sh compiled against this build
+    (asm-offsets style, no DWARF needed): KBUILD_DIR/probe-offsets.txt, used
+    only when it is not older than vmlinux; None otherwise."""
+    txt = vmlinux.parent / COMPILED_OFFSETS
+    try:
+        if txt.stat().st_mtime_ns < vmlinux.stat().st_mtime_ns:
+            return None
+        vals = dict(line.split("=", 1) for line in txt.read_text().split())
+        return ProbeOffsets(int(vals["slab_cache"]), int(vals["name"]))
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def probe_offsets(vmlinux: Path, cache_dir: Path | None = None) -> ProbeOffsets:
-    """The probe's offsets from vmlinux's DWARF (CoverageError if it has
-    none), cached in CACHE_DIR/hunt-probe.json per vmlinux size and mtime."""
+    """The probe's offsets: compiled against the build (compiled_offsets)
+    when scripts/probe-offsets.sh ran after the last link, else from
+    vmlinux's DWARF (CoverageError if it has none), cached in
+    CACHE_DIR/hunt-probe.json per vmlinux size and mtime."""
     if not vmlinux.is_file():
         raise CoverageError(f"{vmlinux} not found: coverage needs the kernel's vmlinux")
+    compiled = compiled_offsets(vmlinux)
+    if compiled is not None:
+        return compiled
     st = vmlinux.stat()
     stamp = f"{st.st_size}:{st.st_mtime_ns}"
     cache = (cache_dir or vmlinux.parent) / PROBE_CACHE
@@ -81,7 +103,8 @@ def probe_offsets(vmlinux: Path, cache_dir: Path | None = None) -> ProbeOffsets:
             offsets = ProbeOffsets(layouts.offsetof(PROBE_SOURCE, "slab", "slab_cache"),
                                    layouts.offsetof(PROBE_SOURCE, "kmem_cache", "name"))
     except DwarfError as exc:
-        raise CoverageError(f"coverage probe: {exc}") from None
+        raise CoverageError(f"coverage probe: {exc} (without DEBUG_INFO: make the offsets"
+                            " with scripts/probe-offsets.sh KBUILD_DIR)") from None
     try:
         cache.write_text(json.dumps({"stamp": stamp, "vmlinux": str(vmlinux),
                                      "slab_cache": offsets.slab_cache,
