@@ -140,7 +140,7 @@ def test_the_smoke_passes_only_when_the_probe_fired_and_the_warning_was_harveste
 
 def test_compiled_offsets_are_used_only_when_not_older_than_vmlinux(tmp_path):
     import os
-    from usercopy_lab.hunt_coverage import ProbeOffsets, compiled_offsets, probe_offsets
+    from usercopy_lab.hunt.coverage import ProbeOffsets, compiled_offsets, probe_offsets
     vmlinux = tmp_path / "vmlinux"
     vmlinux.write_bytes(b"\x7fELF not a real one")
     txt = tmp_path / "probe-offsets.txt"
