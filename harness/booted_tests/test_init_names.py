@@ -14,9 +14,9 @@ HARNESS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HARNESS))
 
 from guest_env import INITRAMFS, KERNEL, needs_guests  # noqa: E402
-from usercopy_lab.console_capture import capture_guest  # noqa: E402
-from usercopy_lab.console_markers import read_markers  # noqa: E402
-from usercopy_lab.qemu_boot import GuestSpec  # noqa: E402
+from usercopy_lab.capture.console_capture import capture_guest  # noqa: E402
+from usercopy_lab.reports.console_markers import read_markers  # noqa: E402
+from usercopy_lab.capture.qemu_boot import GuestSpec  # noqa: E402
 
 
 pytestmark = needs_guests

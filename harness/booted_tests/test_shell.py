@@ -17,8 +17,8 @@ HARNESS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HARNESS))
 
 from guest_env import BUILD, INITRAMFS, needs_guests  # noqa: E402
-from usercopy_lab.oops_parser import parse_file  # noqa: E402
-from usercopy_lab.shell import PROMPT  # noqa: E402
+from usercopy_lab.reports.oops_parser import parse_file  # noqa: E402
+from usercopy_lab.capture.shell import PROMPT  # noqa: E402
 
 REPO = HARNESS.parent
 PROMPT_RE = PROMPT + r"/\S*# "

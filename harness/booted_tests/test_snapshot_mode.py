@@ -109,7 +109,7 @@ def default_suite_guests() -> int:
     """Guests of the default suite: its listed triggers and its checks."""
     import sys
     sys.path.insert(0, str(REPO / "harness"))
-    from usercopy_lab.suite import load_inputs, load_suites
+    from usercopy_lab.run.suite import load_inputs, load_suites
     suites = load_suites(REPO / "suites.toml")
     triggers = load_inputs(suites)["default"].triggers
     return sum(1 for t in triggers if not t.skip_reason) + len(suites["default"].checks)
