@@ -627,8 +627,11 @@ free_objs:
 #endif
 }
 
-/* A user buffer of @len bytes filled with 'u' and ending in a NUL. */
-static unsigned long user_string(size_t len)
+/*
+ * A user buffer of @len bytes filled with 'u' and ending in a NUL.
+ * Unused where neither caller is built (SLOB without SPLIT_KMALLOC).
+ */
+static unsigned long __maybe_unused user_string(size_t len)
 {
 	unsigned long uaddr;
 	char *fill;
