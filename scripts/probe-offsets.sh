@@ -61,7 +61,9 @@ val() {
 }
 sc=$(val PROBE_SLAB_CACHE)
 nm=$(val PROBE_KMEM_CACHE_NAME)
-[ -n "$sc" ] && [ -n "$nm" ] || die "no constants in the compiler's output"
+if [ -z "$sc" ] || [ -z "$nm" ]; then
+	die "no constants in the compiler's output"
+fi
 printf 'slab_cache=%s\nname=%s\n' "$sc" "$nm" >"$out.tmp"
 mv "$out.tmp" "$out"
 cat "$out"
