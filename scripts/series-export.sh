@@ -257,13 +257,19 @@ for p in "${fixes[@]}"; do
 	if [ "$BUILD" = 1 ]; then
 		log "fix $p: building bzImage (tinyconfig + $(basename "$LAB_CONFIG") + $(basename "$FIX_CONFIG"))"
 		t0=$SECONDS
+		# kconfig's own messages (merge_config's "override: ... changes
+		# choice state") go to a log of their own: only kbuild's lines are
+		# counted as compiler warnings
 		{
 			make -C "$fverify" tinyconfig &&
 			(cd "$fverify" && scripts/kconfig/merge_config.sh -m .config \
 				"$(abspath "$LAB_CONFIG")" "$(abspath "$FIX_CONFIG")") &&
-			make -C "$fverify" olddefconfig &&
-			kmake -C "$fverify" -s CC="ccache gcc" -j"$JOBS" bzImage
-		} > "$WORK_DIR/build-$num.log" 2>&1 ||
+			make -C "$fverify" olddefconfig
+		} > "$WORK_DIR/config-$num.log" 2>&1 ||
+			{ tail -n 20 "$WORK_DIR/config-$num.log" >&2
+			  die "$p alone: configuring failed (log: $WORK_DIR/config-$num.log)"; }
+		kmake -C "$fverify" -s CC="ccache gcc" -j"$JOBS" bzImage \
+			> "$WORK_DIR/build-$num.log" 2>&1 ||
 			{ tail -n 20 "$WORK_DIR/build-$num.log" >&2
 			  die "$p alone on the pristine tree does not build (log: $WORK_DIR/build-$num.log)"; }
 		warn=$(grep -c -E '(warning|error):' "$WORK_DIR/build-$num.log" || true)
