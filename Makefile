@@ -110,14 +110,36 @@ endef
 
 # An x86-64 kernel variant NAME ($(1)): its .config, then kbuild (bzImage,
 # and the modules when the variant builds any as =m).
+# A warm build skips kernel-config.sh and kbuild's no-op pass (~10-20 s a
+# kernel) when scripts/build-stamp.py proves that nothing they read changed
+# since the last successful build: the tree stamp (tarball + series) and
+# its mtime, no file in the tree newer than the stamp, the fragments and
+# config scripts, the .config, the kbuild command and compiler, and the
+# bzImage itself.  KBUILD_FORCE=1 runs kbuild anyway.
+KBUILD_FORCE ?=
+KBUILD_CC   := ccache gcc
+define kbuild_stamp_inputs
+	--file $(TREE).stamp --stat $(TREE).stamp --tree $(TREE) \
+	--file kernel-config/lab.config $(foreach f,$(wildcard kernel-config/variant-$(1).config),--file $(f)) \
+	--file scripts/kernel-config.sh --file scripts/kconfig-lib.sh \
+	--stat $(BUILD)/kernel-$(1)/.config --stat $(BUILD)/kernel-$(1)/arch/x86/boot/bzImage \
+	--text "CC=$(KBUILD_CC) $$(gcc --version | head -n 1)"
+endef
 ifeq ($(PREBUILT),)
 define x86_kernel_build
-	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
-		$(wildcard kernel-config/variant-$(1).config)
-	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
-		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) CC="ccache gcc" -j$(JOBS) bzImage \
-		`grep -qx 'CONFIG_[A-Z0-9_]*=m' $(BUILD)/kernel-$(1)/.config && echo modules`
-	@echo "kernel: $$@"
+	+@if [ -z "$(KBUILD_FORCE)" ] && why=$$(scripts/build-stamp.py check \
+		$(BUILD)/kernel-$(1)/.lab-build-stamp $(call kbuild_stamp_inputs,$(1))); then \
+		echo "kernel: $(BUILD)/kernel-$(1) up to date (build stamp; KBUILD_FORCE=1 runs kbuild)"; \
+		exit 0; fi; \
+	echo "kernel $(1): kbuild runs ($$why)"; \
+	rm -f $(BUILD)/kernel-$(1)/.lab-build-stamp; \
+	scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
+		$(wildcard kernel-config/variant-$(1).config) && \
+	scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) CC="$(KBUILD_CC)" -j$(JOBS) bzImage \
+		`grep -qx 'CONFIG_[A-Z0-9_]*=m' $(BUILD)/kernel-$(1)/.config && echo modules` && \
+	scripts/build-stamp.py write $(BUILD)/kernel-$(1)/.lab-build-stamp $(call kbuild_stamp_inputs,$(1)) && \
+	echo "kernel: $(BUILD)/kernel-$(1)/arch/x86/boot/bzImage"
 endef
 else
 x86_kernel_build = $(call prebuilt_image,$(BUILD)/kernel-$(1)/arch/x86/boot/bzImage)
