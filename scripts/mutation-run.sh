@@ -83,17 +83,37 @@ revert() {
 	mv "$tree.stamp.mutated" "$tree.stamp"
 }
 
+# The mutant is rebuilt only when an input of its last build changed
+# (scripts/build-stamp.py): the mutation patches, the variant's .config and
+# vmlinux (rebuilt whenever the tree or its configuration changed), the tree
+# stamp and no file in the tree newer than the mutant's stamp, this script
+# and copy-build.sh, the compiler and CCACHE_BASEDIR, the mutant's bzImage.
+mutant_stamp=$build/kernel-mutant/.lab-mutant-stamp
+stamp_inputs=(--file "$tree.stamp" --stat "$tree.stamp" --tree "$tree"
+	--file "$build/kernel-$variant/.config" --stat "$build/kernel-$variant/vmlinux"
+	--file "$0" --file "$(dirname "$0")/copy-build.sh"
+	--stat "$build/kernel-mutant/arch/x86/boot/bzImage"
+	--text "variant=$variant CCACHE_BASEDIR=${CCACHE_BASEDIR-unset} $(gcc --version | head -n 1)")
+for m in "${mutations[@]}"; do stamp_inputs+=(--file "$m"); done
 t0=$SECONDS
-"$(dirname "$0")/copy-build.sh" --always "$build/kernel-$variant" "$build/kernel-mutant"
-mv "$tree.stamp" "$tree.stamp.mutated"
-patch -d "$tree" -p1 --batch --quiet < "$combined"
-trap 'revert; rm -rf "$times"' EXIT
-echo "mutation-run: building the mutant kernel ($mutation)"
-make -s -C "$tree" O="$(realpath "$build/kernel-mutant")" CC="ccache gcc" -j"$(nproc)" olddefconfig bzImage
-trap - EXIT
-revert
-rm -rf "$times"
-echo "mutation-run: mutant kernel built in $((SECONDS - t0)) s"
+if why=$("$(dirname "$0")/build-stamp.py" check "$mutant_stamp" "${stamp_inputs[@]}"); then
+	rm -rf "$times"
+	echo "mutation-run: the mutant kernel is up to date (build stamp: no input changed)"
+else
+	echo "mutation-run: the mutant kernel is built again ($why)"
+	rm -f "$mutant_stamp"
+	"$(dirname "$0")/copy-build.sh" --always "$build/kernel-$variant" "$build/kernel-mutant"
+	mv "$tree.stamp" "$tree.stamp.mutated"
+	patch -d "$tree" -p1 --batch --quiet < "$combined"
+	trap 'revert; rm -rf "$times"' EXIT
+	echo "mutation-run: building the mutant kernel ($mutation)"
+	make -s -C "$tree" O="$(realpath "$build/kernel-mutant")" CC="ccache gcc" -j"$(nproc)" olddefconfig bzImage
+	trap - EXIT
+	revert
+	rm -rf "$times"
+	"$(dirname "$0")/build-stamp.py" write "$mutant_stamp" "${stamp_inputs[@]}"
+	echo "mutation-run: mutant kernel built in $((SECONDS - t0)) s"
+fi
 
 # The mutant kernel is booted as the suites' kernel, from a build folder of
 # its own, so results and golden files are the suites' ones.
