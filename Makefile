@@ -322,9 +322,12 @@ unit-test:
 fuzz-inputs:
 	$(PYTHON) -m usercopy_lab.run.hostile_inputs
 
+# On JOBS pytest-xdist workers: the equivalence test (three runs of the
+# default suite, ~85 s) on one, the ten single-guest tests (~30 s) beside
+# it on the other (issue #23).
 booted-test: kernels initramfs
 	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
-		$(PYTHON) -m pytest -q harness/booted_tests
+		$(PYTHON) -m pytest -q -n $(JOBS) harness/booted_tests
 
 # Unit tests first (seconds), then the hostile inputs, the booted harness checks, the suite,
 # then the run's KTAP (through the tree's kunit.py) and JUnit against its
@@ -371,10 +374,11 @@ lava-farm: initramfs
 	scripts/lava/farm.sh $(BUILD) $(INITRAMFS) $(RESULTS) $(SUITE) $(LAVA_KERNEL)
 
 # Numbers and ratios from one run, also written to $(RESULTS)/bench-<time>/;
-# REBUILD=1 also times a warm kernel rebuild after a change to one patch.
+# REBUILD=1 also times a warm kernel rebuild after a change to one patch;
+# WARM=1 a warm `make test` with nothing changed, step by step (issue #23).
 bench: kernels initramfs
 	$(PYTHON) bench/bench.py --build-dir $(BUILD) --initramfs $(INITRAMFS) \
-		--results $(RESULTS) -j $(JOBS) $(if $(REBUILD),--rebuild)
+		--results $(RESULTS) -j $(JOBS) $(if $(REBUILD),--rebuild) $(if $(WARM),--warm-test)
 
 # Every suite N times; per trigger its verdict counts; a verdict that differs
 # between runs is a flake and fails.

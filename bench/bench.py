@@ -7,7 +7,9 @@
   2. in-guest overhead (bench_overhead.py): usercopy-bench with
      hardened_usercopy=off vs on, split on vs off;
   3. triage throughput (bench_triage.py);
-  4. with --rebuild only: warm rebuild of the default kernel after a change
+  4. with --warm-test only: a warm `make test` with nothing changed, each
+     step timed (bench_warm.py), beside issue #23's old figures;
+  5. with --rebuild only: warm rebuild of the default kernel after a change
      to one patch (re-extract + re-apply + kbuild with ccache).
 
 Everything printed is also written to RESULTS/bench-<time>/bench.txt,
@@ -31,6 +33,7 @@ sys.path.insert(0, str(HERE))
 import bench_overhead  # noqa: E402
 import bench_speed  # noqa: E402
 import bench_triage  # noqa: E402
+import bench_warm  # noqa: E402
 
 sys.path.insert(0, str(REPO / "harness"))
 from usercopy_lab.run.run_loop import default_jobs  # noqa: E402
@@ -82,6 +85,10 @@ def main() -> int:
                     help="rewritten with this run's output: the current numbers")
     ap.add_argument("--rebuild", action="store_true",
                     help="also time a warm kernel rebuild (rebuilds build/kernel-default)")
+    ap.add_argument("--warm-test", action="store_true",
+                    help="also time a warm `make test`, step by step (about 2-6 min)")
+    ap.add_argument("--only-warm-test", action="store_true",
+                    help="time only the warm `make test` (no speed, overhead, triage runs)")
     args = ap.parse_args()
     out = args.results / time.strftime("bench-%Y%m%d-%H%M%S")
     out.mkdir(parents=True)
@@ -89,6 +96,10 @@ def main() -> int:
         log = Tee(sys.stdout, f)  # type: ignore[arg-type]
         print(f"bench: {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
               f"load average before {os.getloadavg()[0]:.1f}; output in {out}", file=log)
+        if args.only_warm_test:
+            ok = bench_warm.run_all(args.build_dir, args.results, out, log)
+            print(f"bench: written to {out / 'bench.txt'} (docs/bench.md left alone)")
+            return 0 if ok else 1
         ok = bench_speed.run_all(args.build_dir, args.initramfs, out, args.jobs, log)
         print(f"(load average now {os.getloadavg()[0]:.1f})", file=log)
         ok &= bench_overhead.run_all(args.build_dir, args.initramfs, out, args.reps, log)
@@ -99,6 +110,8 @@ def main() -> int:
             ok &= bench_triage.main(["--mb", str(args.triage_mb)]) == 0
         finally:
             sys.stdout = sys.__stdout__
+        if args.warm_test:
+            ok &= bench_warm.run_all(args.build_dir, args.results, out, log)
         if args.rebuild:
             rebuild(args.build_dir, log)
     write_current(args.current, (out / "bench.txt").read_text(), ok)
