@@ -11,6 +11,7 @@ pexpect is imported here only when a guest is started: `match` and
 from __future__ import annotations
 
 import ctypes
+import io
 import re
 import signal
 import sys
@@ -211,6 +212,19 @@ class Guest:
         self.child.logfile_read = _Tee(log, live)
         self.child.buffer = self.child.string_type()
         self.child.before = self.child.after = self.child.match = None
+
+    def take_unread(self) -> bytes:
+        """What the console holds now, read without waiting and kept out of
+        every log (the caller says where it belongs)."""
+        assert self.child is not None
+        held = self.child.logfile_read
+        unread = io.BytesIO()
+        self.child.logfile_read = unread
+        try:
+            self.drain()
+        finally:
+            self.child.logfile_read = held
+        return unread.getvalue()
 
     def drain(self, settle: float = 0.0) -> None:
         """Copy what the console holds now to the log, without waiting

@@ -65,10 +65,13 @@ class ResidentQemu:
         self.triggers = 1
         return self.guest
 
-    def reload(self, log: IO[bytes], live: bool, timeout: float) -> Guest:
+    def reload(self, log: IO[bytes], live: bool, timeout: float) -> tuple[Guest, bytes]:
         """The paused guest back at the saved ready point, its console in
-        log, running.  QmpError if QEMU refuses."""
+        log, running; and what its console still held from the last
+        trigger (late bytes, read before loadvm: never this trigger's).
+        QmpError if QEMU refuses."""
         assert self.guest is not None
+        left = self.guest.take_unread()
         self.guest.set_log(log, live)
         qmp = self._client(timeout)
         said = qmp.hmp(f"loadvm {self.restore.tag}").strip()
@@ -76,7 +79,7 @@ class ResidentQemu:
             raise QmpError(f"loadvm said: {said}")
         qmp.command("cont")
         self.triggers += 1
-        return self.guest
+        return self.guest, left
 
     def pause(self, timeout: float) -> bool:
         """Stop the guest and copy what its console still holds to the
@@ -167,8 +170,12 @@ def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
                          f"QEMU this worker kept paused (pid {kept.pid}, its trigger "
                          f"{kept.triggers + 1}): QMP loadvm, cont; {request}")
                 try:
-                    guest = kept.reload(log.file, live, restore_timeout)
+                    guest, left = kept.reload(log.file, live, restore_timeout)
                     cap.reused_qemu = True
+                    if left:
+                        log.note("console bytes left from this QEMU's last trigger, read "
+                                 "before loadvm (not this trigger's console): "
+                                 + shown(left.decode("utf-8", "replace"), 400))
                 except QmpError as exc:
                     kept.close()
                     qemu = ResidentQemu(machine, restore, cancel)

@@ -1,8 +1,10 @@
 """One trigger, end to end: guest -> console log -> reports -> verdict.
 
 The guest is a restored snapshot (snapshot mode) or a fresh full boot; a
-restore that never reaches the trigger falls back to a full boot, and the
-result records which boot its verdict came from and why.
+restore that never reaches the trigger, or whose console answers another
+request (fault wrong-trigger: a crossed, stale or garbled reply), falls
+back to a full boot, and the result records which boot its verdict came
+from and why, with the restored guest's console kept beside the log.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from ..capture.console_capture import Cancel, Capture, capture_guest
 from ..capture.qemu_boot import GuestSpec
 from ..capture.restore import ResidentSlot, Restore, restore_guest
 from ..judge.console_scan import grep_after_start, scan_console
-from ..judge.faults import ConsoleFacts, classify
+from ..judge.faults import ConsoleFacts, Fault, classify
 from ..judge.golden import Golden
 from ..judge.selftests import evaluate_selftest_log, upstream_expect
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
@@ -54,28 +56,54 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
                                 limits.trigger_timeout, live=live, cancel=cancel,
                                 slot=boot.slot)
             if cap.restore_failed and not (cancel and cancel.is_set()):
-                kept = log_path.with_suffix(".restore-failed.log")
-                log_path.replace(kept)
-                fallback = f"restore failed: {cap.error} (console: {kept})"
-                if boot.on_restore_failed is not None:
-                    boot.on_restore_failed(f"{spec.name}: {cap.error}")
+                fallback = _set_aside(log_path, ".restore-failed.log",
+                                      f"restore failed: {cap.error}", boot, spec.name)
+                cap = None
+        if cap is not None:
+            result = _evaluate(suite, spec, log_path, golden, expected_text, cap, selftests)
+            if result.fault == Fault.WRONG_TRIGGER.value and not (cancel and cancel.is_set()):
+                # The restored guest's console does not answer this request
+                # (a crossed, stale or garbled reply): no verdict of the
+                # trigger can come from it.  Its QEMU is never reused, the
+                # snapshot is not trusted again, and a full boot -- the
+                # request on the kernel command line -- decides.
+                if boot.slot is not None:
+                    boot.slot.close()
+                fallback = _set_aside(log_path, ".wrong-trigger.log",
+                                      "the restored guest answered another request: "
+                                      + result.summary, boot, spec.name)
                 cap = None
         if cap is None:
             cap = capture_guest(spec, log_path, limits.boot_timeout,
                                 limits.trigger_timeout, live=live, cancel=cancel)
+            result = _evaluate(suite, spec, log_path, golden, expected_text, cap, selftests)
     except Exception as exc:  # the log must still be reported, never lost
         return TriggerResult(suite, spec.name, ERROR, f"harness error: {exc!r}", 0.0,
                              str(log_path), None, fault="harness-error", fallback=fallback)
-    if spec.helper:
-        result = evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds,
-                                    golden, spec.kernel)
-    elif selftests:
-        result = evaluate_selftest_log(suite, spec.trigger, log_path, golden,
-                                       cap.error, cap.seconds)
-    else:
-        result = evaluate_log(suite, spec.trigger, log_path, golden, expected_text,
-                              cap.error, cap.seconds)
     return replace(result, boot=cap.mode.value, fallback=fallback, reused_qemu=cap.reused_qemu)
+
+
+def _set_aside(log_path: Path, suffix: str, why: str, boot: Boot, name: str) -> str:
+    """Keep a restored guest's console that gave no verdict beside the log
+    (the full boot writes log_path again), mark the snapshot unusable, and
+    say why the trigger boots in full."""
+    kept = log_path.with_suffix(suffix)
+    log_path.replace(kept)
+    if boot.on_restore_failed is not None:
+        boot.on_restore_failed(f"{name}: {why}")
+    return f"{why} (console: {kept})"
+
+
+def _evaluate(suite: str, spec: GuestSpec, log_path: Path, golden: Golden | None,
+              expected_text: str, cap: Capture, selftests: bool) -> TriggerResult:
+    if spec.helper:
+        return evaluate_check_log(suite, spec.helper, log_path, cap.error, cap.seconds,
+                                  golden, spec.kernel)
+    if selftests:
+        return evaluate_selftest_log(suite, spec.trigger, log_path, golden,
+                                     cap.error, cap.seconds)
+    return evaluate_log(suite, spec.trigger, log_path, golden, expected_text,
+                        cap.error, cap.seconds)
 
 
 def evaluate_log(suite: str, trigger: str, log_path: Path, golden: Golden | None,
