@@ -28,12 +28,33 @@ def test_the_timed_steps_are_make_tests_prerequisites():
 
 def test_a_slow_or_failed_step_misses_the_target(tmp_path, monkeypatch):
     monkeypatch.setattr(bw, "test_steps", lambda: ["unit-test", "suite"])
-    times = {"kernels": bw.Step("kernels", 1.0, 0), "unit-test": bw.Step("unit-test", 30.0, 0),
-             "suite": bw.Step("suite", 100.0, 2)}
+    times = {"kernels": bw.Step("kernels", 1.0, 0),
+             "unit-test": bw.Step("unit-test", 30.0, 0, 58.0),
+             "suite": bw.Step("suite", 100.0, 2, 190.0)}
     monkeypatch.setattr(bw, "run_step", lambda step, make_vars, log: times[step])
+    monkeypatch.setattr(bw.os, "cpu_count", lambda: 2)
     out = io.StringIO()
     assert bw.run_all(tmp_path / "build", tmp_path / "results", tmp_path, out) is False
     text = out.getvalue()
-    assert "unit-test        30.0s  (old 35s)" in text
-    assert "suite           100.0s  (old 60s)  EXIT 2" in text
+    assert "unit-test        30.0s   58.0s   29.0s  (old 35s)" in text
+    assert "suite           100.0s  190.0s   95.0s  (old 60s)  EXIT 2" in text
     assert "TARGET MISSED: warm make test 130s > 120s" in text
+    assert "CPU floor: 248 CPU seconds on 2 cores cannot take less than 124s" in text
+
+
+def test_a_steps_cpu_counts_the_processes_it_ran(tmp_path, monkeypatch):
+    """run_step's CPU is that of make's children: a step that burns about
+    0.3 s of CPU in a child shows at least that, not the wall time of an
+    idle wait."""
+    monkeypatch.setattr(bw, "REPO", tmp_path)
+    (tmp_path / "Makefile").write_text(
+        "burn:\n\t@/usr/bin/python3 -c 'import time; t = time.process_time(); "
+        "any(time.process_time() - t > 0.3 for _ in iter(int, 1))'\n"
+        "idle:\n\t@sleep 0.3\n")
+    if not shutil.which("make"):
+        pytest.skip("no make")
+    burn = bw.run_step("burn", [], tmp_path / "burn.log")
+    idle = bw.run_step("idle", [], tmp_path / "idle.log")
+    assert burn.status == 0 and idle.status == 0, (tmp_path / "burn.log").read_text()
+    assert burn.cpu >= 0.3
+    assert idle.cpu < 0.2 and idle.seconds >= 0.3

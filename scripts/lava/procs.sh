@@ -57,18 +57,18 @@ run_pids() {
 }
 
 # stop_pids PID...: SIGTERM to each, SIGKILL to those still there after
-# 10 s; says how many needed SIGKILL.
+# $LAVA_STOP_GRACE seconds (default 10); says how many needed SIGKILL.
 stop_pids() {
-	local pid left=() _
+	local pid left=() _ grace=${LAVA_STOP_GRACE:-10}
 	[ $# -gt 0 ] || return 0
 	kill -TERM "$@" 2>/dev/null || true
-	for _ in $(seq 50); do
+	for _ in $(seq $((grace * 5))); do
 		left=()
 		for pid in "$@"; do kill -0 "$pid" 2>/dev/null && left+=("$pid"); done
 		[ ${#left[@]} -gt 0 ] || return 0
 		sleep 0.2
 	done
-	echo "${#left[@]} process(es) did not stop on SIGTERM within 10 s: SIGKILL (${left[*]})" >&2
+	echo "${#left[@]} process(es) did not stop on SIGTERM within $grace s: SIGKILL (${left[*]})" >&2
 	kill -KILL "${left[@]}" 2>/dev/null || true
 }
 
