@@ -36,7 +36,7 @@ HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
-	series series-export series-check series-vmalloc-proof mutation-demo whitelist-dwarf mutation-rds clean distclean help syzkaller-corpus \
+	series series-export series-check series-vmalloc-proof mutation-demo whitelist-values mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
 	modules-cpio suite-module
 
@@ -59,7 +59,7 @@ help:
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
 	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
-	@echo "make whitelist-dwarf the seed regions from build/kernel-seeds/vmlinux's DWARF"
+	@echo "make whitelist-values the seed regions' offsetof/sizeof, compiled in the seeds build"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
 	@echo "make lava            one LAVA job per trigger and check in $(BUILD)/lava/, checked by lava-common"
@@ -249,10 +249,11 @@ $(foreach a,$(ARCHES),$(eval $(call arch_initramfs,$(a))))
 .PHONY: $(foreach a,$(ARCHES),initramfs-$(a))
 
 # The seeds suite's whitelist audit computes these itself when they are
-# missing or stale; this target only shows them (and caches them).
-whitelist-dwarf: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
+# missing or stale (the compiler in each unit of the seeds build: it has no
+# DWARF); this target only shows them (and caches them).
+whitelist-values: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
 	$(PYTHON) -m usercopy_lab.judge.whitelist_spec expected-oops/seeds/slab-audit.toml \
-		--vmlinux $(BUILD)/kernel-seeds/vmlinux --cache $(BUILD)/kernel-seeds/whitelist-dwarf.json
+		--vmlinux $(BUILD)/kernel-seeds/vmlinux --cache $(BUILD)/kernel-seeds/whitelist-values.json
 
 suite: kernels initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS)
@@ -509,6 +510,7 @@ HUNT_SMOKE_KERNEL ?= seeds
 hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	@scripts/install-deps.sh $(HUNT_TOOLS)
 	@scripts/hunt-initramfs.sh $(GEN_CPIO) $(INITRAMFS) $(HUNT_SMOKE_INITRAMFS)
+	@scripts/probe-offsets.sh $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL) >/dev/null
 	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 0.75 -j 2 --guest-seconds 30 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
 		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke

@@ -1,4 +1,4 @@
-"""The audit golden file's format, its C expressions and the DWARF cache."""
+"""The audit golden file's format, its C expressions and the values cache."""
 import json
 from pathlib import Path
 

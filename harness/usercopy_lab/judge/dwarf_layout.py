@@ -36,6 +36,21 @@ class _Unit:
     structs: dict[str, Any] = field(default_factory=dict)   # name -> DIE
 
 
+def has_dwarf(path: Path) -> bool:
+    """Whether the ELF file has DWARF (a .debug_info section); False when
+    it cannot be read as ELF or pyelftools is missing."""
+    try:
+        from elftools.common.exceptions import ELFError
+        from elftools.elf.elffile import ELFFile
+    except ImportError:  # pragma: no cover - depends on the host
+        return False
+    try:
+        with open(path, "rb") as f:
+            return ELFFile(f).get_section_by_name(".debug_info") is not None
+    except (OSError, ELFError):
+        return False
+
+
 class Layouts:
     """Struct layouts of one ELF file; units are indexed on first use."""
 

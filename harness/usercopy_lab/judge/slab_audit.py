@@ -4,7 +4,8 @@ initramfs-src/audit-slab-caches.c prints every cache of /sys/kernel/slab
 (object_size, slab size, useroffset, usersize, aliases), every alias
 symlink and every name /proc/slabinfo shows.  This module parses that
 table (SlabTable), judges it against the audit golden file and the
-kernel's DWARF (whitelist_spec), and writes both into the run's results:
+offsetof/sizeof values of its build (whitelist_spec), and writes both
+into the run's results:
 
   <suite>/slab-audit.json   the table, the merged-name groups and one
                             judged row per golden entry / region cache
@@ -186,7 +187,7 @@ def _evaluate(rule: CacheRule, dwarf: DwarfTable, object_size: int | None,
     for expr in rule.gone:
         present = [str(t) for t in expr.terms() if isinstance(values.get(str(t)), int)]
         if present:
-            problems.append(f"{', '.join(present)} still exists in this build's DWARF")
+            problems.append(f"{', '.join(present)} still resolves in this build")
     return out[0], out[1], out[2]
 
 

@@ -12,7 +12,7 @@ from .dwarf_layout import DwarfError
 from .faults import Fault
 from .golden import Golden, match_expected
 from .slab_audit import audit_console
-from .whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
+from .whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
 
 PASS, FAIL, XFAIL, SKIP, ERROR = Verdict
 FAILING = (FAIL, ERROR)
@@ -242,11 +242,12 @@ def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
 def decide_audit(check: Decision, lines: list[str], spec_path: Path, vmlinux: Path,
                  out_dir: Path) -> Decision:
     """The whitelist audit: the check's verdict plus one diff per problem
-    the golden file and the kernel's DWARF find in the guest's slab table
+    the golden file and the kernel build's offsetof/sizeof values find in
+    the guest's slab table
     (slab_audit); the table is written into OUT_DIR."""
     try:
         spec = load_spec(spec_path)
-        dwarf = load_or_compute(spec, vmlinux, vmlinux.parent / DWARF_CACHE)
+        dwarf = load_or_compute(spec, vmlinux, vmlinux.parent / VALUES_CACHE)
     except (SpecError, DwarfError) as exc:
         return Decision(ERROR, f"audit: {exc}", check.diffs)
     diffs = check.diffs + audit_console(lines, spec, dwarf, out_dir)

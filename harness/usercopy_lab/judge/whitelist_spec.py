@@ -1,4 +1,4 @@
-"""The whitelist audit's golden file and the region values its DWARF gives.
+"""The whitelist audit's golden file and the region values the kernel build gives.
 
 expected-oops/seeds/slab-audit.toml says, per cache, what the guest's
 /sys/kernel/slab must show, with the reasoning in '#' comments.  Each
@@ -12,21 +12,25 @@ expected-oops/seeds/slab-audit.toml says, per cache, what the guest's
               "none": the cache exists without a region;
               "absent": no cache of that name at all
   seed        the seed patch (../shared/seeds) the row proves, if any
-  source      the compilation unit whose DWARF gives the types (the file
-              that creates the cache, e.g. "kernel/fork.c")
+  source      the compilation unit whose types are meant (the file that
+              creates the cache, e.g. "kernel/fork.c")
   useroffset, usersize, object_size
               C expressions, as in the kernel source: integers, + - * /,
               parentheses, object_size (the guest's value), and
               offsetof(struct S, a.b), sizeof_field(struct S, a.b),
-              sizeof(struct S) evaluated from the kernel's own DWARF.
+              sizeof(struct S) evaluated for the kernel's own build: from
+              its DWARF when vmlinux has some, else by the compiler in
+              the unit `source` (compiled_layout; the seeds kernel has no
+              DWARF since 2026-12-05).
               For "absent" caches they record the region the source
               declares for a cache that is never created.
   gone        expressions that must NOT resolve in this build (a seed's
               field that no longer exists)
 
 Numbers are never typed by hand here: every offset and size of a struct
-comes from build/kernel-<variant>/vmlinux (dwarf_layout.Layouts).
-`python3 -m usercopy_lab.judge.whitelist_spec --vmlinux V SPEC` prints them.
+comes from the build of build/kernel-<variant>/vmlinux (dwarf_layout or
+compiled_layout).  `python3 -m usercopy_lab.judge.whitelist_spec --vmlinux V
+SPEC` prints them (`make whitelist-values`).
 """
 from __future__ import annotations
 
@@ -42,7 +46,8 @@ from pathlib import Path
 from typing import Mapping, TextIO, Union
 
 from ..inputs import load_toml, read_bounded, shown
-from .dwarf_layout import DwarfError, Layouts
+from . import compiled_layout
+from .dwarf_layout import DwarfError, Layouts, has_dwarf
 
 
 class SpecError(ValueError):
@@ -66,6 +71,15 @@ class Term:
         if self.op == "sizeof":
             return f"sizeof(struct {self.struct})"
         return f"{self.op}(struct {self.struct}, {self.member})"
+
+    def c_expr(self) -> str:
+        """The term in C that needs no macro of the unit's (a unit may not
+        include <linux/stddef.h>, where sizeof_field() is)."""
+        if self.op == "sizeof":
+            return f"sizeof(struct {self.struct})"
+        if self.op == "offsetof":
+            return f"__builtin_offsetof(struct {self.struct}, {self.member})"
+        return f"sizeof(((struct {self.struct} *)0)->{self.member})"
 
 
 # An expression tree: int | "object_size" | Term | (op, left, right).
@@ -284,12 +298,21 @@ class DwarfTable:
         return {"vmlinux": self.vmlinux, "stamp": self.stamp, "values": self.values}
 
 
-def _stamp(spec: AuditSpec, vmlinux: Path) -> str:
+def _stamp(spec: AuditSpec, vmlinux: Path, method: str) -> str:
     st = vmlinux.stat()
-    return f"{st.st_size}:{st.st_mtime_ns}:{spec.digest()}"
+    return f"{st.st_size}:{st.st_mtime_ns}:{spec.digest()}:{method}"
 
 
-def compute(spec: AuditSpec, vmlinux: Path) -> DwarfTable:
+def method_for(vmlinux: Path) -> str:
+    """Where the values come from: the vmlinux's DWARF when it has some,
+    else the compiler, on the build beside it (compiled_layout)."""
+    return "dwarf" if has_dwarf(vmlinux) else "compiled"
+
+
+def compute(spec: AuditSpec, vmlinux: Path, method: str | None = None) -> DwarfTable:
+    method = method or method_for(vmlinux)
+    if method == "compiled":
+        return compute_compiled(spec, vmlinux)
     values: dict[str, dict[str, int | str]] = {}
     with Layouts(vmlinux) as layouts:
         for rule in spec.rules:
@@ -306,12 +329,34 @@ def compute(spec: AuditSpec, vmlinux: Path) -> DwarfTable:
                     except DwarfError as exc:
                         row[str(t)] = str(exc)
             values[rule.name] = row
-    return DwarfTable(str(vmlinux), _stamp(spec, vmlinux), values)
+    return DwarfTable(str(vmlinux), _stamp(spec, vmlinux, "dwarf"), values)
 
 
-# The cache of the DWARF values, beside the vmlinux they come from.
-DWARF_CACHE = "whitelist-dwarf.json"
-DWARF_CACHE_LIMIT = 16 << 20    # a cache larger than this is not ours: computed again
+def compute_compiled(spec: AuditSpec, vmlinux: Path) -> DwarfTable:
+    """The same values from the compiler: each term, written as C, compiled
+    in its rule's unit with kbuild's own command line (compiled_layout),
+    all terms of one unit in one compile."""
+    kbuild = vmlinux.parent
+    if not vmlinux.is_file():
+        raise DwarfError(f"{vmlinux} not found (make kernel KERNEL=seeds)")
+    by_unit: dict[str, list[str]] = {}
+    for rule in spec.rules:
+        for expr in rule.exprs():
+            for t in expr.terms():
+                terms = by_unit.setdefault(rule.source, [])
+                if t.c_expr() not in terms:
+                    terms.append(t.c_expr())
+    unit_values = {source: compiled_layout.unit_values(kbuild, source, terms)
+                   for source, terms in by_unit.items()}
+    values = {rule.name: {str(t): unit_values[rule.source][t.c_expr()]
+                          for expr in rule.exprs() for t in expr.terms()}
+              for rule in spec.rules}
+    return DwarfTable(str(vmlinux), _stamp(spec, vmlinux, "compiled"), values)
+
+
+# The cache of the values, beside the vmlinux whose build they come from.
+VALUES_CACHE = "whitelist-values.json"
+VALUES_CACHE_LIMIT = 16 << 20    # a cache larger than this is not ours: computed again
 
 
 def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
@@ -321,17 +366,20 @@ def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
     says so first: it takes about half a minute)."""
     if not vmlinux.is_file():
         raise DwarfError(f"{vmlinux} not found (make kernel KERNEL=seeds)")
-    stamp = _stamp(spec, vmlinux)
+    method = method_for(vmlinux)
+    stamp = _stamp(spec, vmlinux, method)
     try:
-        data = json.loads(read_bounded(cache, DWARF_CACHE_LIMIT, what="DWARF cache"))
+        data = json.loads(read_bounded(cache, VALUES_CACHE_LIMIT, what="whitelist values cache"))
         if data.get("stamp") == stamp:
             return DwarfTable(data["vmlinux"], stamp, data["values"])
     except (OSError, ValueError, KeyError, AttributeError, TypeError, RecursionError):
         pass
     if progress is not None:
-        print(f"usercopy-lab: reading the whitelist audit's offsetof/sizeof values "
-              f"from {vmlinux} (once per build)", file=progress, flush=True)
-    table = compute(spec, vmlinux)
+        where = f"{vmlinux}'s DWARF" if method == "dwarf" else \
+            f"the compiler, in each unit of {vmlinux.parent}"
+        print(f"usercopy-lab: computing the whitelist audit's offsetof/sizeof values "
+              f"from {where} (once per build)", file=progress, flush=True)
+    table = compute(spec, vmlinux, method)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(".tmp")
@@ -346,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python3 -m usercopy_lab.judge.whitelist_spec",
         description="Evaluate the audit golden file's offsetof/sizeof terms "
-                    "from a vmlinux's DWARF and print them.")
+                    "for a kernel build (its vmlinux's DWARF, or the compiler in "
+                    "the build beside it) and print them.")
     parser.add_argument("spec", type=Path)
     parser.add_argument("--vmlinux", type=Path, required=True)
     parser.add_argument("--cache", type=Path,

@@ -34,7 +34,7 @@ from ..judge.dwarf_layout import DwarfError
 from ..judge.golden import Golden
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.verdict import ERROR
-from ..judge.whitelist_spec import DWARF_CACHE, SpecError, load_or_compute, load_spec
+from ..judge.whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
 from ..model import BootMode, TriggerResult
 from .suite import Suite, SuiteError, SuiteInputs
 from .trigger_run import Boot, RunLimits, check_golden_name, kernel_vmlinux, run_trigger
@@ -89,7 +89,7 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
     ones run (a check where the suite lists it).  A selftests suite boots
     its triggers with lab.selftests=KIND on the command line (run.sh in the
     guest).  A check gets its golden file if the suite has one for it: the
-    whitelist audit's (slab_audit, whose DWARF values are made ready here,
+    whitelist audit's (slab_audit, whose offsetof/sizeof values are made ready here,
     before any boot: prepare_audit), or a golden file named after the
     check in trigger form (check_golden_name).  A suite boots its arch's
     QEMU with initramfs_of[suite] if given (a modules suite's archive,
@@ -128,13 +128,14 @@ def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str
 
 
 def prepare_audit(suite: Suite, kernel: Path) -> None:
-    """The DWARF values of the whitelist audit, before any guest boots:
-    read from the kernel's vmlinux once per build (then cached beside it,
-    whitelist_spec.load_or_compute); SuiteError if they cannot be."""
+    """The offsetof/sizeof values of the whitelist audit, before any guest
+    boots: computed for the kernel's build once (its DWARF, or the compiler
+    in each unit; then cached beside vmlinux, whitelist_spec.load_or_compute);
+    SuiteError if they cannot be."""
     vmlinux = kernel_vmlinux(kernel)
     try:
         load_or_compute(load_spec(suite.slab_audit), vmlinux,
-                        vmlinux.parent / DWARF_CACHE, progress=sys.stderr)
+                        vmlinux.parent / VALUES_CACHE, progress=sys.stderr)
     except (SpecError, DwarfError) as exc:
         raise SuiteError(f"suite [{suite.name}] slab_audit: {exc}") from None
 
