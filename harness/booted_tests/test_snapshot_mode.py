@@ -7,6 +7,8 @@
   LKDTM's printed address, offset-base);
 - fallback: with no usable qemu-img the snapshot cannot be made and every
   trigger boots in full, recorded per trigger;
+- a crossed reply: a restored guest sent another trigger's request is set
+  aside as wrong-trigger and the trigger boots in full;
 - Ctrl-C mid-suite: partial results.json, no QEMU left, exit status 130;
 - two runs into one results directory at once: separate folders, both
   complete, and the second says that the first is running.
@@ -20,7 +22,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from guest_env import BUILD, INITRAMFS, needs_guests
+from guest_env import BUILD, INITRAMFS, KERNEL, needs_guests
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -160,3 +162,36 @@ def test_two_runs_share_a_results_directory(tmp_path):
         data = json.loads((path / "results.json").read_text())
         assert [t["verdict"] for t in data["triggers"]] == ["PASS", "PASS"]
         assert all(t["log"].startswith(str(path)) for t in data["triggers"])
+
+
+def test_a_restored_guest_answering_another_request_boots_the_trigger_in_full(tmp_path):
+    """The real guest restored from a snapshot is sent the request of
+    USERCOPY_SLAB_SIZE_FROM while the harness asked for
+    USERCOPY_SLAB_SIZE_TO (a crossed reply, made on purpose): that console
+    is kept as wrong-trigger naming both, and the verdict comes from a full
+    boot with the right request on the kernel command line."""
+    import sys
+    sys.path.insert(0, str(REPO / "harness"))
+    from usercopy_lab.capture.qemu_boot import GuestSpec
+    from usercopy_lab.capture.snapshot import make_snapshot
+    from usercopy_lab.run.suite import load_suites
+    from usercopy_lab.run.trigger_run import Boot, RunLimits, run_trigger
+
+    class Crossed(GuestSpec):
+        def request(self) -> str:
+            return "trigger=USERCOPY_SLAB_SIZE_FROM"
+
+    asked = "USERCOPY_SLAB_SIZE_TO"
+    spec = Crossed(KERNEL, INITRAMFS, trigger=asked)
+    snapshot = make_snapshot(spec.machine, tmp_path / "snapshot", 60.0)
+    golden = load_suites(REPO / "suites.toml")["default"].golden()[asked]
+    log = tmp_path / f"{asked}.log"
+    result = run_trigger("default", spec, golden, "", log, RunLimits(),
+                         boot=Boot(restore=snapshot.restore(snapshot.image)))
+    kept = tmp_path / f"{asked}.wrong-trigger.log"
+    assert (result.verdict, result.boot, result.fault) == ("PASS", "full", None), result
+    assert result.fallback == (
+        f"the restored guest answered another request: wrong-trigger: asked for {asked}, "
+        f"the console's START/END markers name USERCOPY_SLAB_SIZE_FROM (console: {kept})")
+    assert "lkdtm: Performing direct entry USERCOPY_SLAB_SIZE_FROM" in kept.read_text()
+    assert f"lkdtm: Performing direct entry {asked}" in log.read_text()
