@@ -27,6 +27,7 @@ from typing import BinaryIO
 from ..capture.console_capture import TRAILER
 from ..model import Report
 from ..reports.console_markers import CHECK_PREFIX, ConsoleMarkers, read_numbered
+from ..reports.log_lines import begins_record, cut_by_record
 from ..reports.log_reader import CHUNK, ScanStats, candidate_lines, open_log
 from ..reports.oops_parser import iter_stream
 from .faults import FACT_KEYS, ConsoleFacts, bad_characters
@@ -123,13 +124,23 @@ def scan_console(path: Path, keep_lines: bool = False) -> ConsoleScan:
     kept: list[str] = []
     room = KEPT_LINES_LIMIT if keep_lines else 0
     after = False                   # the line after a key line is looked at too
+    cut = False                     # a key line cut by a printk record awaits its rest
     harness_chars = harness_bad = 0
 
     def looked_at(pairs: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, str]]:
-        nonlocal after, room, harness_chars, harness_bad
+        nonlocal after, cut, room, harness_chars, harness_bad
         for num, raw in pairs:
             line = raw.decode("utf-8", "replace").rstrip("\r")
-            after = any(k in raw for k in _KEYS)
+            key = any(k in raw for k in _KEYS)
+            # A marker or check line cut by a printk record: its rest (often
+            # just the newline) comes after that record and any that follow
+            # (the clocksource watchdog prints four): every line is looked
+            # at until one that is not a record, which read_numbered joins.
+            if key and cut_by_record(line):
+                cut = True
+            elif not begins_record(line):
+                cut = False
+            after = key or cut
             if not facts.note(line):
                 harness_chars += len(raw) + 1
                 harness_bad += bad_characters(line)

@@ -232,6 +232,19 @@ def normalize(raw: str) -> str:
 _KERNEL_START = re.compile(r"^(?:<\d{1,3}>)?\[ {0,5}\d{1,6}\.\d{6}\]")
 
 
+def begins_record(line: str) -> bool:
+    """Whether line begins a stamped printk record ("[    1.234567] ...")."""
+    return bool(_KERNEL_START.match(line))
+
+
+def cut_by_record(line: str) -> bool:
+    """Whether line is a program's line with a printk record glued into it
+    (iter_program_pairs): the program's remainder comes on a later line,
+    after the record and any records that follow it."""
+    return not (_KERNEL_START.match(line) or _SYSLOG_KERNEL.match(line)) \
+        and bool(_GLUED_STAMP.search(line, 1))
+
+
 def iter_program_lines(lines: Iterable[str]) -> Iterator[str]:
     """program_lines() one at a time."""
     return (line for _, line in iter_program_pairs(enumerate(lines, 1)))
@@ -257,13 +270,12 @@ def iter_program_pairs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, 
     for num, raw in lines:
         line = raw.rstrip("\r\n")
         if head is not None:
-            if _KERNEL_START.match(line):
+            if begins_record(line):
                 yield num, line
                 continue
             (num, first), head = head, None
             line = first + line
-        m = None if _KERNEL_START.match(line) or _SYSLOG_KERNEL.match(line) \
-            else _GLUED_STAMP.search(line, 1)
+        m = _GLUED_STAMP.search(line, 1) if cut_by_record(line) else None
         if m:
             yield num, line[m.start():]
             head = num, line[:m.start()]
