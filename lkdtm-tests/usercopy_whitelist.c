@@ -460,6 +460,7 @@ static void do_usercopy_sctp(bool to_user)
  * a slab with the other kinds of kmalloc() object of its size, and stay
  * bounded by its object size. Kinds that share a cache by design (the -cg
  * caches are aliases without memcg kmem accounting) are not compared.
+ * Booted with slab_common.usercopy_split=0 there are no such caches: XFAIL.
  */
 #ifdef CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC
 static const struct split_kind {
@@ -505,6 +506,13 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 	char name[48];
 	void *obj;
 	int i, k, j;
+
+	if (!kmalloc_usercopy_split) {
+		pr_err("XFAIL: this kernel does not split user-sized kmalloc caches\n");
+		pr_expected_config_param(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC,
+					 "slab_common.usercopy_split");
+		return;
+	}
 
 	pr_info("checking that GFP_USERCOPY selects caches of its own\n");
 	if (split_cache(SPLIT_USER) == split_cache(SPLIT_PLAIN) ||
@@ -764,6 +772,13 @@ static void do_usercopy_msg_msg(bool to_user)
 	unsigned long uaddr;
 	char cache[32];
 	int i;
+
+	if (!kmalloc_usercopy_split) {
+		pr_err("XFAIL: this kernel has no msg_msg caches\n");
+		pr_expected_config_param(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC,
+					 "slab_common.usercopy_split");
+		return;
+	}
 
 	strscpy(cache, "msg_msg-", sizeof(cache));
 	lkdtm_kmalloc_suffix(cache + strlen(cache), sizeof(cache) - strlen(cache),

@@ -226,7 +226,9 @@ USERCOPY_KMALLOC_SPLIT_CG_* check that GFP_USERCOPY allocations (without
 and with __GFP_ACCOUNT) come from their own usersized-kmalloc-<size> and
 usersized-kmalloc-cg-<size> caches, never share a slab with the other
 kinds of kmalloc() object of their size, and stay bounded by their
-object size; they report XFAIL when the option is disabled.
+object size; they report XFAIL when the option is disabled or the
+kernel is booted with slab_common.usercopy_split=0 (as do
+USERCOPY_WHITELIST_MSG_MSG_*, whose msg_msg caches are not created then).
 USERCOPY_KMALLOC_DMA_* check that GFP_DMA wins over GFP_USERCOPY
 (dma-kmalloc-<size>, ZONE_DMA pages), and USERCOPY_MEMDUP_USER_*,
 USERCOPY_VMEMDUP_USER_* and USERCOPY_STRNDUP_USER_* that those helpers'
