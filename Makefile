@@ -26,8 +26,9 @@ GEN_CPIO    := $(BUILD)/gen_init_cpio
 # Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
 # lab.config + kernel-config/variant-NAME.config
 # OPTIONAL_VARIANTS are built only when asked for (make kernel KERNEL=NAME,
-# make suite-module, make hunt), not by `make kernels`.
-OPTIONAL_VARIANTS := module hunt
+# make suite-module, make suite-nosplit-kconfig, make hunt), not by
+# `make kernels`.
+OPTIONAL_VARIANTS := module hunt nosplit
 KERNEL_VARIANTS := default $(filter-out $(OPTIONAL_VARIANTS),\
 	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config)))
 KERNEL      ?= default
@@ -38,7 +39,7 @@ export PYTHONPATH := $(CURDIR)/harness
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-values mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
-	modules-cpio suite-module
+	modules-cpio suite-module suite-nosplit-kconfig
 
 all: suite
 
@@ -59,6 +60,7 @@ help:
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
 	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
+	@echo "make suite-nosplit-kconfig  the nosplit triggers on a kernel built without the split"
 	@echo "make whitelist-values the seed regions' offsetof/sizeof, compiled in the seeds build"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
@@ -281,6 +283,13 @@ suite-arch:
 suite-module: $(BUILD)/kernel-module/modules.cpio initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
 		--suite module
+
+# The nosplit suite's triggers on a kernel with the split compiled out
+# (suites.toml [nosplit-kconfig]; `make test` turns it off at boot instead,
+# [nosplit]).  Not part of `make test`: one more cold kernel.
+suite-nosplit-kconfig: $(BUILD)/kernel-nosplit/arch/x86/boot/bzImage initramfs
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite nosplit-kconfig
 
 triage:
 	@[ -n "$(LOGS)" ] || { echo "usage: make triage LOGS='file-or-dir ...'"; exit 2; }

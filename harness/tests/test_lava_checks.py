@@ -121,7 +121,7 @@ def test_every_default_job_passes_on_its_own_kernels_console():
 def test_default_jobs_on_the_nosplit_kernel_fail_in_lava():
     """The wrong kernel: nosplit has no user-sized caches, its split
     triggers XFAIL and memdup_user() is back in kmalloc-1k."""
-    nosplit = TESTDATA / "console-series/nosplit"
+    nosplit = TESTDATA / "console-series/nosplit-kconfig"
     for name in ("USERCOPY_KMALLOC_SPLIT_TO", "USERCOPY_KMALLOC_SPLIT_CG_FROM"):
         v, failed = lava_on("default", name, nosplit / f"{name}.log")
         assert v == "FAIL" and "outcome" in failed and "report-1" in failed, failed
@@ -257,7 +257,7 @@ def test_outcome_is_recorded_only_from_a_whole_line():
 @pytest.mark.parametrize("name,console", [
     ("USERCOPY_SLAB_SIZE_TO", "console-series/default/USERCOPY_SLAB_SIZE_TO.log"),
     ("USERCOPY_WHITELIST_CAIF_TO", "console-series/default/USERCOPY_WHITELIST_CAIF_TO.log"),
-    ("USERCOPY_KMALLOC_SPLIT_TO", "console-series/nosplit/USERCOPY_KMALLOC_SPLIT_TO.log"),
+    ("USERCOPY_KMALLOC_SPLIT_TO", "console-series/nosplit-kconfig/USERCOPY_KMALLOC_SPLIT_TO.log"),
 ])
 def test_no_decision_depends_on_how_the_console_is_cut(name, console):
     """Byte by byte after START (every partial line seen by every pattern)

@@ -66,7 +66,7 @@ def through_pexpect(steps, console: Path, tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("suite,name,console", [
     ("default", "USERCOPY_SLAB_SIZE_TO", "console-series/default/USERCOPY_SLAB_SIZE_TO.log"),
-    ("default", "USERCOPY_KMALLOC_SPLIT_TO", "console-series/nosplit/USERCOPY_KMALLOC_SPLIT_TO.log"),
+    ("default", "USERCOPY_KMALLOC_SPLIT_TO", "console-series/nosplit-kconfig/USERCOPY_KMALLOC_SPLIT_TO.log"),
     ("fallback", "USERCOPY_WHITELIST_TWO_CACHES_TO",
      "console-series/fallback/USERCOPY_WHITELIST_TWO_CACHES_TO.log"),
     ("seeds", "rds-tcp-cookie", "rds/mutant-rds-no-region/seeds/rds-tcp-cookie.log"),
