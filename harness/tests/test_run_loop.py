@@ -274,6 +274,48 @@ def test_a_worker_ends_its_kept_qemu_when_the_machine_changes(lab, monkeypatch):
             Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
 
 
+def drives(argv_log: Path) -> list[str]:
+    """The -drive option of every QEMU the fake recorded."""
+    out = []
+    for line in argv_log.read_text().splitlines():
+        argv = json.loads(line)
+        if "-drive" in argv:
+            out.append(argv[argv.index("-drive") + 1])
+    return out
+
+
+@pytest.mark.parametrize("refused", ["", "Unable to use io_uring: Operation not permitted"])
+def test_snapshot_image_opened_with_io_uring_where_qemu_can(lab, monkeypatch, capfd,
+                                                            refused):
+    use_series(lab, "USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO")
+    monkeypatch.setenv("FAKE_QEMU_ARGV", str(lab / "argv.jsonl"))
+    if refused:
+        monkeypatch.setenv("FAKE_QEMU_IMG_AIO", refused)
+    rc, data = cli(lab, "--suite", "default", "--trigger", "USERCOPY_SLAB_WHITELIST_TO",
+                   "--trigger", "USERCOPY_STACK_FRAME_TO", "-j", "1")
+    assert rc == 0
+    assert [t["boot"] for t in data["triggers"]] == ["snapshot", "snapshot"]
+    aio = "threads" if refused else "io_uring"
+    # the snapshot boot and the QEMU that restores both triggers
+    assert [d.split(",aio=")[1].split(",")[0] for d in drives(lab / "argv.jsonl")] == [aio] * 2
+    said = "".join(capfd.readouterr())
+    if refused:
+        assert f"image aio=threads (io_uring unusable here: qemu-img: {refused})" in said
+    else:
+        assert "image aio=io_uring\n" in said
+
+
+def test_results_path_with_a_comma_keeps_snapshots(lab):
+    # QEMU's -drive reads "a,b" as two options unless the comma is doubled
+    from usercopy_lab.cli import main
+    use_series(lab, "USERCOPY_SLAB_WHITELIST_TO")
+    argv = args(lab, "--suite", "default", "--trigger", "USERCOPY_SLAB_WHITELIST_TO")
+    argv[argv.index("--results") + 1] = str(lab / "a,b")
+    rc = main(argv)
+    data = json.loads((lab / "a,b" / "latest" / "results.json").read_text())
+    assert (rc, [t["boot"] for t in data["triggers"]]) == (0, ["snapshot"])
+
+
 @pytest.mark.parametrize("env,why", [
     ({"FAKE_QEMU_LOADVM": "fail"}, "restore failed"),
     ({"FAKE_QEMU_IMG": "fail"}, "snapshot not made: qemu-img create failed"),

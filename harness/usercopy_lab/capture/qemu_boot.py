@@ -114,14 +114,16 @@ class Machine:
                                     self.extra_cmdline) if p)
 
     def snapshot_argv(self, image: Path, *, qmp_socket: Path | None = None,
-                      loadvm: str | None = None) -> list[str]:
+                      loadvm: str | None = None, aio: str = "threads") -> list[str]:
         """Boot to the ready point with image attached (and a QMP socket to
-        save it through), or restore the snapshot named loadvm from it."""
+        save it through), or restore the snapshot named loadvm from it.
+        aio: how QEMU reads and writes the image (snapshot.image_aio())."""
         argv = self.argv(self.ready_cmdline())
         # cache=unsafe: the image lives for one run and is never a disk the
         # guest sees, so savevm need not wait for it to reach the platter.
+        # A comma in an option value is written twice.
         argv += ["-drive", f"if=none,id={SNAPSHOT_DRIVE_ID},format=qcow2,cache=unsafe,"
-                           f"file={image}"]
+                           f"aio={aio},file={str(image).replace(',', ',,')}"]
         if qmp_socket is not None:
             argv += ["-qmp", f"unix:{qmp_socket},server=on,wait=off"]
         if loadvm is not None:

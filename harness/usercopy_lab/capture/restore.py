@@ -34,6 +34,7 @@ class Restore:
     tag: str
     boot_console: bytes
     made: str                    # one line: when and how the snapshot was made
+    aio: str = "threads"         # how QEMU opens image (snapshot.image_aio())
 
 
 class ResidentQemu:
@@ -47,7 +48,7 @@ class ResidentQemu:
         self._dir = Path(tempfile.mkdtemp(prefix="usercopy-lab-qmp-"))
         self._qmp_path = self._dir / "qmp.sock"      # short: unix socket paths are limited
         self.argv = machine.snapshot_argv(restore.image, qmp_socket=self._qmp_path,
-                                          loadvm=restore.tag)
+                                          loadvm=restore.tag, aio=restore.aio)
         self.guest: Guest | None = None
         self._qmp: QmpClient | None = None
         self.triggers = 0             # triggers this QEMU has run
