@@ -45,9 +45,14 @@ def text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
+@lru_cache(maxsize=None)
+def golden_of(suite: str) -> dict:
+    return SUITES[suite].golden()
+
+
 def match_verdict(job: Job, console: Path) -> str:
     suite = job.suite
-    golden = suite.golden()
+    golden = golden_of(suite.name)
     if job.check:
         g = golden.get(job.name) or golden.get(check_golden_name(job.name))
         return evaluate_check_log(suite.name, job.name, console, golden=g).verdict

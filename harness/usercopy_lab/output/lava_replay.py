@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from itertools import chain, repeat
 from dataclasses import dataclass, field
 
@@ -91,6 +92,13 @@ def _chunks(size: int | Iterable[int]) -> Iterator[int]:
     return chain(size, repeat(MAXREAD))
 
 
+@lru_cache(maxsize=None)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """re's own cache holds 512 patterns; the jobs of every suite have
+    thousands, so each console replayed against them compiled them again."""
+    return re.compile(pattern, re.DOTALL)
+
+
 def replay(p: Plan, console: str, chunk: int | Iterable[int] = 256) -> Replay:
     """LAVA's record of the plan's steps on this console (the part after
     the boot action's prompt, USERCOPY-LAB-READY, as LAVA hands it over),
@@ -105,7 +113,7 @@ def replay(p: Plan, console: str, chunk: int | Iterable[int] = 256) -> Replay:
     prompts = [NEVER]
     for step in p.steps:
         texts = prompts + [f.message for f in step.failures] + list(step.successes)
-        won = con.expect([re.compile(t, re.DOTALL) for t in texts])
+        won = con.expect([_compiled(t) for t in texts])
         if won is None:
             out.records.append(Record(step.name, "fail", "EOF", ""))
             out.health, out.error = INCOMPLETE, "the console ended (connection closed)"
