@@ -328,9 +328,10 @@ unit-test:
 
 # Hostile inputs (harness/tests/hostile_inputs.toml): each case runs the CLI
 # as a subprocess in a throw-away lab (fake QEMU, nothing boots) and must exit
-# with its status in under 10 s, under 200 MB peak RSS, with one stderr line.
+# with its status in under 10 s, under 200 MB peak RSS, with one stderr line;
+# JOBS cases at once.
 fuzz-inputs:
-	$(PYTHON) -m usercopy_lab.run.hostile_inputs
+	$(PYTHON) -m usercopy_lab.run.hostile_inputs -j $(JOBS)
 
 # On JOBS pytest-xdist workers: the equivalence test (three runs of the
 # default suite, ~85 s) on one, the ten single-guest tests (~30 s) beside

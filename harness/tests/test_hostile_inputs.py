@@ -35,3 +35,22 @@ def test_a_case_that_misses_its_exit_status_is_reported():
     [case] = [dataclasses.replace(c, rc=0) for c in ALL if c.name == "jobs-zero"]
     outcome = run_case(case, hostile_inputs.REPO / "harness")
     assert outcome.problems == ["exit 2, expected 0"]
+
+
+def test_the_child_runs_under_the_address_space_limit(tmp_path):
+    # A stand-in CLI (through --pythonpath) that prints the limit it got.
+    cli = tmp_path / "usercopy_lab" / "cli.py"
+    cli.parent.mkdir()
+    (cli.parent / "__init__.py").write_text("")
+    cli.write_text("import resource\nprint('RLIMIT_AS', *resource.getrlimit(resource.RLIMIT_AS))\n")
+    limit = hostile_inputs.LIMIT_AS_MB << 20
+    case = hostile_inputs.Case("limit", ["run"], 0, stdout=f"^RLIMIT_AS {limit} {limit}$")
+    outcome = run_case(case, tmp_path)
+    assert outcome.ok, (outcome.problems, outcome.stderr)
+
+
+def test_cases_run_at_once_are_printed_in_table_order(capsys):
+    names = ["jobs-zero", "suites-file-dev-zero", "jobs-1000000000"]
+    assert hostile_inputs.main([a for n in names for a in ("--only", n)] + ["-j", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[1:-1]] == [c.name for c in ALL if c.name in names]

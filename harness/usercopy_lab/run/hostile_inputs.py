@@ -1,6 +1,7 @@
 """Hostile inputs, each run as the user would run it, with limits.
 
     python3 -m usercopy_lab.run.hostile_inputs [CASES.toml] [--only NAME] [--pythonpath DIR]
+                                               [-j JOBS]
 
 Every [[case]] of the table (harness/tests/hostile_inputs.toml; a row per
 case, so new cases are rows, not code) runs `python3 -m usercopy_lab.cli
@@ -17,10 +18,12 @@ peak RSS (the child's own ru_maxrss, from wait4):
   print a stdout line matching `stdout` if it has one, and none matching
   `stdout_not` (a forged table row).
 
-The child runs under RLIMIT_AS = LIMIT_AS_MB, so a case that would grow
-without bound (as `--suites-file /dev/zero` did, 14 GB in 60 s) fails fast
-instead of filling the machine, and is killed (its process group) at the
-time limit.  One line per case: verdict, exit status, seconds, peak RSS.
+The child runs under RLIMIT_AS = LIMIT_AS_MB (util-linux prlimit sets it
+and execs the CLI: cases run JOBS at a time, in threads, where a
+preexec_fn is not safe), so a case that would grow without bound (as
+`--suites-file /dev/zero` did, 14 GB in 60 s) fails fast instead of filling
+the machine, and is killed (its process group) at the time limit.  One
+line per case, in table order: verdict, exit status, seconds, peak RSS.
 Exit status 0 when every case met every limit, 1 otherwise, 2 on a bad
 table.
 
@@ -44,7 +47,6 @@ import gzip
 import os
 import random
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -52,6 +54,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,12 +178,6 @@ def _argv(case: Case, tmp: Path, lab: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------ running
 
-def _limits() -> None:
-    """In the child: the address-space limit, and a process group of its own."""
-    size = LIMIT_AS_MB << 20
-    resource.setrlimit(resource.RLIMIT_AS, (size, size))
-
-
 _ENDLESS = {"endless": b"\0" * 65536,
             "endless-text": b"[    1.000000] a kernel log line that never ends\n" * 1024}
 
@@ -212,9 +209,10 @@ def run_case(case: Case, pythonpath: Path) -> Outcome:
                 stdin = subprocess.PIPE
             start = time.monotonic()
             proc = subprocess.Popen(
-                [sys.executable, "-m", "usercopy_lab.cli", *_argv(case, tmp, lab)],
+                ["prlimit", f"--as={LIMIT_AS_MB << 20}", "--", sys.executable, "-m",
+                 "usercopy_lab.cli", *_argv(case, tmp, lab)],
                 stdin=stdin, stdout=fout, stderr=ferr, env=env, cwd=tmp,
-                preexec_fn=_limits, start_new_session=True)
+                start_new_session=True)
             if case.stdin in _ENDLESS:
                 threading.Thread(target=_feed_endless, args=(proc.stdin, stop,
                                                             _ENDLESS[case.stdin]),
@@ -287,7 +285,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pythonpath", type=Path, default=REPO / "harness",
                         help="the harness to test (another checkout's harness/, "
                         "to measure it before a change)")
+    parser.add_argument("-j", "--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                        help="cases at once (default: the number of cores)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if shutil.which("prlimit") is None:
+        print("hostile-inputs: prlimit not found (apt-get install util-linux)", file=sys.stderr)
+        return 2
     try:
         cases = load_cases(args.cases)
     except InputError as exc:
@@ -299,16 +304,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'case':<{width}}  verdict  exit  seconds  peak RSS MB  "
           f"(limits: {LIMIT_SECONDS:.0f}s, {LIMIT_RSS_MB} MB)", flush=True)
     failed = 0
-    for case in cases:
-        o = run_case(case, args.pythonpath)
-        failed += not o.ok
-        rc = "kill" if o.rc is None else str(o.rc)
-        print(f"{case.name:<{width}}  {'ok' if o.ok else 'FAILED':<7}  {rc:>4}  "
-              f"{o.seconds:7.2f}  {o.rss_mb:11.0f}  {'; '.join(o.problems)}", flush=True)
-        if o.ok and os.environ.get("HOSTILE_SHOW_STDERR"):
-            print(f"    {shown(o.stderr.strip(), 200)}")
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        outcomes = pool.map(lambda c: run_case(c, args.pythonpath), cases)
+        failed = sum(not _show(o, width) for o in outcomes)
     print(f"hostile-inputs: {len(cases) - failed} of {len(cases)} cases within every limit")
     return 1 if failed else 0
+
+
+def _show(o: Outcome, width: int) -> bool:
+    """Print o's line; whether it met every limit."""
+    rc = "kill" if o.rc is None else str(o.rc)
+    print(f"{o.case.name:<{width}}  {'ok' if o.ok else 'FAILED':<7}  {rc:>4}  "
+          f"{o.seconds:7.2f}  {o.rss_mb:11.0f}  {'; '.join(o.problems)}", flush=True)
+    if o.ok and os.environ.get("HOSTILE_SHOW_STDERR"):
+        print(f"    {shown(o.stderr.strip(), 200)}")
+    return o.ok
 
 
 if __name__ == "__main__":
