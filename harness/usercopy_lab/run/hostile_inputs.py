@@ -289,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="cases at once (default: the number of cores)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+        print(f"hostile-inputs: --jobs {args.jobs}: must be at least 1", file=sys.stderr)
+        return 2
     if shutil.which("prlimit") is None:
         print("hostile-inputs: prlimit not found (apt-get install util-linux)", file=sys.stderr)
         return 2
@@ -303,7 +304,6 @@ def main(argv: list[str] | None = None) -> int:
     width = max((len(c.name) for c in cases), default=4)
     print(f"{'case':<{width}}  verdict  exit  seconds  peak RSS MB  "
           f"(limits: {LIMIT_SECONDS:.0f}s, {LIMIT_RSS_MB} MB)", flush=True)
-    failed = 0
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         outcomes = pool.map(lambda c: run_case(c, args.pythonpath), cases)
         failed = sum(not _show(o, width) for o in outcomes)
