@@ -120,6 +120,14 @@ endef
 # bzImage itself.  KBUILD_FORCE=1 runs kbuild anyway.
 KBUILD_FORCE ?=
 KBUILD_CC   := ccache gcc
+# ccache's depend mode, for every compiler make starts: on a miss the
+# default mode also runs the preprocessor to hash its output, so a cold
+# cache (a clean clone's or CI's: every object a miss) cost 40 % more
+# than no ccache at all; in depend mode a miss compiles once and hashes
+# the headers kbuild's -MMD file lists.  fs/ of the default kernel, 91
+# objects, -j2, 2026-12-05: gcc 44 s, ccache miss 56 s, depend-mode miss
+# 45 s, depend-mode hit 14 s.
+export CCACHE_DEPEND ?= 1
 define kbuild_stamp_inputs
 	--file $(TREE).stamp --stat $(TREE).stamp --tree $(TREE) \
 	--file kernel-config/lab.config $(foreach f,$(wildcard kernel-config/variant-$(1).config),--file $(f)) \
