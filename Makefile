@@ -126,8 +126,12 @@ KBUILD_CC   := ccache gcc
 # than no ccache at all; in depend mode a miss compiles once and hashes
 # the headers kbuild's -MMD file lists.  fs/ of the default kernel, 91
 # objects, -j2, 2026-12-05: gcc 44 s, ccache miss 56 s, depend-mode miss
-# 45 s, depend-mode hit 14 s.
-export CCACHE_DEPEND ?= 1
+# 45 s, depend-mode hit 14 s.  CCACHE_DEPEND=1 means depend mode whatever
+# its value, so `make CCACHE_DEPEND_MODE=0` is the way back to the default.
+CCACHE_DEPEND_MODE ?= 1
+ifeq ($(CCACHE_DEPEND_MODE),1)
+export CCACHE_DEPEND := 1
+endif
 define kbuild_stamp_inputs
 	--file $(TREE).stamp --stat $(TREE).stamp --tree $(TREE) \
 	--file kernel-config/lab.config $(foreach f,$(wildcard kernel-config/variant-$(1).config),--file $(f)) \
