@@ -23,15 +23,16 @@ HELPERS_OUT := $(BUILD)/initramfs-helpers
 DATA_OUT    := $(BUILD)/initramfs-data
 XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
-# Kernel variants: build/kernel-default = lab.config; build/kernel-NAME =
-# lab.config + kernel-config/variant-NAME.config
-# OPTIONAL_VARIANTS are built only when asked for (make kernel KERNEL=NAME,
-# make suite-module, make suite-nosplit-kconfig, make hunt), not by
-# `make kernels`.
-OPTIONAL_VARIANTS := module hunt nosplit
-KERNEL_VARIANTS := default $(filter-out $(OPTIONAL_VARIANTS),\
-	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config)))
-KERNEL      ?= default
+# Kernel variants: build/kernel-default = lab.config alone; build/kernel-NAME =
+# lab.config + kernel-config/variant-NAME.config.  `make kernels` builds
+# the ones the suites of make and make test boot (seeds, slab: suites.toml);
+# OPTIONAL_VARIANTS only when asked for (make kernel KERNEL=NAME, make
+# suite-minimal, suite-module, suite-nosplit-kconfig, make hunt).
+ALL_VARIANTS := default \
+	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
+OPTIONAL_VARIANTS := default module hunt nosplit
+KERNEL_VARIANTS := $(filter-out $(OPTIONAL_VARIANTS),$(ALL_VARIANTS))
+KERNEL      ?= seeds
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
@@ -39,7 +40,7 @@ export PYTHONPATH := $(CURDIR)/harness
 .PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-values mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
-	modules-cpio suite-module suite-nosplit-kconfig
+	modules-cpio suite-module suite-nosplit-kconfig suite-minimal
 
 all: suite
 
@@ -55,12 +56,13 @@ help:
 	@echo "make test            unit tests (real captured logs) + the whole booted suite"
 	@echo "make unit-test       harness unit tests + lkdtm patch consistency (no kernel, no QEMU)"
 	@echo "make fuzz-inputs     hostile inputs as subprocesses: exit status, < 10 s, < 200 MB each"
-	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(KERNEL_VARIANTS))"
-	@echo "make kernels         build every kernel variant"
+	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(ALL_VARIANTS))"
+	@echo "make kernels         build the kernels make and make test boot ($(KERNEL_VARIANTS))"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
 	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
 	@echo "make suite-nosplit-kconfig  the nosplit triggers on a kernel built without the split"
+	@echo "make suite-minimal   the default triggers on the kernel of lab.config alone"
 	@echo "make whitelist-values the seed regions' offsetof/sizeof, compiled in the seeds build"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
@@ -295,6 +297,13 @@ suite-arch:
 suite-module: $(BUILD)/kernel-module/modules.cpio initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
 		--suite module
+
+# The default suite's triggers on the kernel of lab.config alone
+# (suites.toml [minimal]; `make test` boots them on the seeds kernel).  Not
+# part of `make test`: one more cold kernel.
+suite-minimal: $(BUILD)/kernel-default/arch/x86/boot/bzImage initramfs
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite minimal
 
 # The nosplit suite's triggers on a kernel with the split compiled out
 # (suites.toml [nosplit-kconfig]; `make test` turns it off at boot instead,

@@ -9,7 +9,7 @@
   3. triage throughput (bench_triage.py);
   4. with --warm-test only: a warm `make test` with nothing changed, each
      step timed (bench_warm.py), beside issue #23's old figures;
-  5. with --rebuild only: warm rebuild of the default kernel after a change
+  5. with --rebuild only: warm rebuild of the seeds kernel after a change
      to one patch (re-extract + re-apply + kbuild with ccache).
 
 Everything printed is also written to RESULTS/bench-<time>/bench.txt,
@@ -45,7 +45,7 @@ def rebuild(build_dir: Path, log: io.TextIOBase) -> None:
     series = (REPO / "patches" / "series").read_text().split()
     patch = REPO / "patches" / series[0]
     original = patch.read_bytes()
-    make = ["make", "-C", str(REPO), f"BUILD={build_dir}", "kernel", "KERNEL=default"]
+    make = ["make", "-C", str(REPO), f"BUILD={build_dir}", "kernel", "KERNEL=seeds"]
     try:
         patch.write_bytes(original.replace(b"\n\n", b"\n\nbench: touched\n", 1))
         t0 = time.monotonic()
@@ -56,7 +56,7 @@ def rebuild(build_dir: Path, log: io.TextIOBase) -> None:
     t0 = time.monotonic()
     subprocess.run(make, check=True, stdout=subprocess.DEVNULL)
     restored = time.monotonic() - t0
-    print(f"\n== warm rebuild (kbuild + ccache), kernel default ==\n"
+    print(f"\n== warm rebuild (kbuild + ccache), kernel seeds ==\n"
           f"after changing {patch.name}: {touched:.0f}s; after restoring it: {restored:.0f}s",
           file=log)
 
@@ -84,7 +84,7 @@ def main() -> int:
     ap.add_argument("--current", type=Path, default=REPO / "docs/bench.md",
                     help="rewritten with this run's output: the current numbers")
     ap.add_argument("--rebuild", action="store_true",
-                    help="also time a warm kernel rebuild (rebuilds build/kernel-default)")
+                    help="also time a warm kernel rebuild (rebuilds build/kernel-seeds)")
     ap.add_argument("--warm-test", action="store_true",
                     help="also time a warm `make test`, step by step (about 2-6 min)")
     ap.add_argument("--only-warm-test", action="store_true",

@@ -3,9 +3,9 @@
 Boots initramfs-src/usercopy-bench.c (lab.helper=usercopy-bench) in three
 configurations, --reps times each, one of each in turn:
 
-  off      build/kernel-default, hardened_usercopy=off
-  on       build/kernel-default (the same image), hardening on, split on
-  nosplit  build/kernel-default (the same image), hardening on, split off
+  off      build/kernel-seeds (the default suite's kernel), hardened_usercopy=off
+  on       build/kernel-seeds (the same image), hardening on, split on
+  nosplit  build/kernel-seeds (the same image), hardening on, split off
            at boot (slab_common.usercopy_split=0, patches/0003: the
            usersized types alias the general caches; kmalloc_type() runs
            the same code, so this is the split's cost in that image)
@@ -41,9 +41,9 @@ ICOUNT = ("-icount", "shift=0")
 BUDGET_MS = 5       # per case, in guest (instruction) time
 _LINE_RE = re.compile(r"usercopy-lab-bench: (\S+) (\d+) ns=([\d.]+) calls=(\d+)")
 CONFIGS = {
-    "off": ("default", "hardened_usercopy=off"),
-    "on": ("default", ""),
-    "nosplit": ("default", "slab_common.usercopy_split=0"),
+    "off": ("seeds", "hardened_usercopy=off"),
+    "on": ("seeds", ""),
+    "nosplit": ("seeds", "slab_common.usercopy_split=0"),
 }
 
 

@@ -6,7 +6,7 @@
 # patch (e.g. lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch; or
 # several, comma-separated, touching different files, for one mutant) to the
 # prepared tree, builds it with the .config of BUILD/kernel-VARIANT (default:
-# default) into BUILD/kernel-mutant, reverts the patch, and runs the NAMEs
+# the kernel the first SUITE boots) into BUILD/kernel-mutant, reverts the patch, and runs the NAMEs
 # (LKDTM triggers, or check programs of the suites) of every SUITE (default:
 # default) against that kernel.
 #
@@ -34,7 +34,7 @@
 # (the mutant kernel did not run it, so nothing was proven either way).
 set -euo pipefail
 
-variant=default
+variant=
 suites=()
 overlays=()
 while [ $# -gt 0 ]; do
@@ -55,6 +55,7 @@ for m in "${mutations[@]}"; do
 	[ -r "$m" ] || { echo "mutation-run: no mutation patch $m" >&2; exit 2; }
 done
 lab="$(dirname "$0")/../usercopy-lab"
+[ -n "$variant" ] || variant=$("$lab" suite-kernel "${suites[0]}") || exit 2
 [ -f "$build/kernel-$variant/.config" ] || { echo "mutation-run: build the $variant kernel first (make kernel KERNEL=$variant)" >&2; exit 2; }
 [ -f "$tree.stamp" ] || { echo "mutation-run: $tree is not a prepared tree (no $tree.stamp)" >&2; exit 2; }
 for o in "${overlays[@]}"; do

@@ -16,7 +16,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if "USERCOPY_LAB_BUILD" not in os.environ:
         return
     build = Path(os.environ["USERCOPY_LAB_BUILD"])
-    wanted = [build / "kernel-default/arch/x86/boot/bzImage",
+    wanted = [build / "kernel-seeds/arch/x86/boot/bzImage",
               Path(os.environ.get("USERCOPY_LAB_INITRAMFS", "/nonexistent"))]
     missing = [str(p) for p in wanted if not p.is_file()]
     if missing:

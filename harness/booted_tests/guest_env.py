@@ -12,7 +12,7 @@ import pytest
 
 BUILD = Path(os.environ.get("USERCOPY_LAB_BUILD", "/nonexistent"))
 INITRAMFS = Path(os.environ.get("USERCOPY_LAB_INITRAMFS", "/nonexistent"))
-KERNEL = BUILD / "kernel-default" / "arch/x86/boot/bzImage"
+KERNEL = BUILD / "kernel-seeds" / "arch/x86/boot/bzImage"   # the default suite's kernel
 
 needs_guests = pytest.mark.skipif(
     not (KERNEL.is_file() and INITRAMFS.is_file()),

@@ -45,7 +45,7 @@ def lab(tmp_path, monkeypatch):
     qemu.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_QEMU_STARTS", str(tmp_path / "starts"))
-    image = tmp_path / "build/kernel-default/arch/x86/boot/bzImage"
+    image = tmp_path / "build/kernel-seeds/arch/x86/boot/bzImage"
     image.parent.mkdir(parents=True)
     image.write_text("not a kernel")
     (tmp_path / "initramfs.cpio").write_text("not an initramfs")
@@ -150,9 +150,9 @@ def test_missing_triggers_file_is_2(lab, tmp_path, capsys):
 
 
 def test_missing_kernel_and_missing_qemu_are_2(lab, tmp_path, capsys, monkeypatch):
-    (tmp_path / "build/kernel-default/arch/x86/boot/bzImage").unlink()
+    (tmp_path / "build/kernel-seeds/arch/x86/boot/bzImage").unlink()
     assert main(lab) == 2
-    assert "bzImage missing (make kernel KERNEL=default)" in one_line_error(capsys)
+    assert "bzImage missing (make kernel KERNEL=seeds)" in one_line_error(capsys)
     monkeypatch.setenv("PATH", "/nonexistent")
     assert main(lab) == 2
     assert "qemu-system-x86_64 not found" in one_line_error(capsys)

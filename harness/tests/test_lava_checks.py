@@ -87,7 +87,7 @@ SHARDS = 6
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_lava_and_match_agree_on_every_job_and_every_console_of_it(shard):
     """... and each shard covers passing and failing verdicts alike (its
-    share of > 300 PASS, > 400 FAIL, > 80 XFAIL, so the whole does too)."""
+    share of > 300 PASS, > 400 FAIL, > 60 XFAIL, so the whole does too)."""
     differ = []
     seen: Counter[str] = Counter()
     for job, console in PAIRS[shard::SHARDS]:
@@ -99,7 +99,7 @@ def test_lava_and_match_agree_on_every_job_and_every_console_of_it(shard):
                           f"LAVA {lava.verdict} ({lava.summary}; {lava.diffs})")
     assert not differ, "\n".join(differ)
     assert seen["PASS"] > 300 / SHARDS and seen["FAIL"] > 400 / SHARDS \
-        and seen["XFAIL"] > 80 / SHARDS, seen
+        and seen["XFAIL"] > 60 / SHARDS, seen
 
 
 def test_the_shards_cover_every_pair_once():
@@ -295,7 +295,7 @@ def test_cases_follow_the_golden_file():
     assert "tests.txt" in report.means     # its line carries tests.txt's text
     two = jobs("fallback")["USERCOPY_WHITELIST_TWO_CACHES_TO"].plan.cases
     assert two.index("lkdtm-expect-1") < two.index("report-2") < two.index("lkdtm-expect-3")
-    caif = jobs("default")["USERCOPY_WHITELIST_CAIF_TO"]
+    caif = jobs("minimal")["USERCOPY_WHITELIST_CAIF_TO"]     # a kernel without CAIF
     assert caif.plan.all_pass == "XFAIL" and "report-1" not in caif.plan.cases
     legit = jobs("default")["check-legit-copies"].plan.cases
     assert legit == ("start", "check-pass", "no-other-report", "outcome")

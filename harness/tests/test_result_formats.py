@@ -86,7 +86,7 @@ def test_ktap_says_verdict_diffs_log_and_signature(run_dir):
     assert f"  # log: {log}" in lines
     assert ("  # report 1: usercopy_abort exposure SLUB object 'kmalloc-1k' off 16 size 1024 "
             "(at mm/usercopy.c:132, rip usercopy_abort, guilty do_usercopy_slab_size) "
-            "signature f16b2e885c6193ea, log line 119") in lines
+            "signature f16b2e885c6193ea, log line 156") in lines
     assert lines[-1] == "ok 2 nosplit" and "not ok 1 default" in lines
 
 

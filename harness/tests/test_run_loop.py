@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(not (FAKE / "qemu-system-x86_64").exists(),
 def lab(tmp_path, monkeypatch):
     """A build dir with placeholder kernels (the fake never reads them), a
     consoles folder for the fake, and PATH with the fake first."""
-    for kernel in ("default", "slab", "nosplit"):
+    for kernel in ("default", "seeds", "slab", "nosplit"):
         image = tmp_path / "build" / f"kernel-{kernel}" / "arch/x86/boot/bzImage"
         image.parent.mkdir(parents=True)
         image.write_text("fake kernel\n")

@@ -43,10 +43,17 @@ def test_caif_golden_needs_the_missing_cache_line(tmp_path):
     assert result.verdict == "FAIL"
 
 
-def test_default_kernels_say_xfail_for_the_subsystems_they_lack():
-    golden = SUITES["default"].golden()["USERCOPY_WHITELIST_CIFS_REQUEST_TO"]
+@pytest.mark.parametrize("suite", ["minimal", "slab"])
+def test_kernels_without_the_seeds_say_xfail_for_the_subsystems_they_lack(suite):
+    golden = SUITES[suite].golden()["USERCOPY_WHITELIST_CIFS_REQUEST_TO"]
     assert golden.outcome == "xfail"
     # the seeds kernel's console (a real BUG) is not an XFAIL
     log = CONSOLES / "seeds" / "USERCOPY_WHITELIST_CIFS_REQUEST_TO.log"
-    assert evaluate_log("default", "USERCOPY_WHITELIST_CIFS_REQUEST_TO", log,
+    assert evaluate_log(suite, "USERCOPY_WHITELIST_CIFS_REQUEST_TO", log,
                         golden, "").verdict == "FAIL"
+
+
+def test_the_default_suite_on_the_seeds_kernel_expects_the_seed_reports():
+    golden = SUITES["default"].golden()["USERCOPY_WHITELIST_CIFS_REQUEST_TO"]
+    assert SUITES["default"].kernel == "seeds"
+    assert (golden.outcome, golden.reports[0].kind) == ("killed", "usercopy_abort")

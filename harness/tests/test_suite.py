@@ -13,7 +13,10 @@ def test_repo_suites_name_existing_golden_dirs_and_trigger_lists():
     for suite in suites.values():
         assert all(d.is_dir() for d in suite.golden_dirs), suite.golden_dirs
         names = [t.name for t in suite.triggers() if not t.skip_reason]
-        assert names
+        if suite.only == ():
+            assert names == [] and suite.checks, suite.name    # checks only
+        else:
+            assert names, suite.name
         golden = suite.golden()
         missing = [n for n in names if n not in golden]
         assert missing == [], f"suite {suite.name}: no golden file for {missing}"
@@ -90,6 +93,20 @@ def test_only_must_name_listed_triggers(tmp_path):
         '[v]\nkernel = "default"\ngolden = "g"\ntriggers = "t.txt"\nonly = ["Z"]\n')
     with pytest.raises(SuiteError, match="'only' names Z"):
         load_suites(tmp_path / "suites.toml")["v"].triggers()
+
+
+def test_empty_only_means_no_trigger_and_needs_checks(tmp_path):
+    (tmp_path / "t.txt").write_text("A\nB\n")
+    (tmp_path / "initramfs-src").mkdir()
+    (tmp_path / "initramfs-src" / "c.c").write_text("")
+    base = '[v]\nkernel = "default"\ngolden = "g"\ntriggers = "t.txt"\n'
+    (tmp_path / "suites.toml").write_text(base + 'only = []\nchecks = ["c"]\n')
+    assert load_suites(tmp_path / "suites.toml")["v"].triggers() == []
+    (tmp_path / "suites.toml").write_text(base)           # no only: every trigger
+    assert [t.name for t in load_suites(tmp_path / "suites.toml")["v"].triggers()] == ["A", "B"]
+    (tmp_path / "suites.toml").write_text(base + "only = []\n")
+    with pytest.raises(SuiteError, match=r"suites.toml:1: suite \[v\] runs nothing"):
+        load_suites(tmp_path / "suites.toml")
 
 
 def test_match_uses_the_suites_inherited_golden_files(capsys):

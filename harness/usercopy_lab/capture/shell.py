@@ -42,8 +42,9 @@ def shell_argv(spec: GuestSpec, log: Path) -> list[str]:
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "shell", help="boot a lab kernel to a shell on the serial console (Ctrl-A X quits)")
-    p.add_argument("--kernel", default="default", type=arg_type(KERNEL.parse),
-                   help="kernel variant: build/kernel-NAME (default: default)")
+    p.add_argument("--kernel", default="seeds", type=arg_type(KERNEL.parse),
+                   help="kernel variant: build/kernel-NAME (default: seeds, the kernel "
+                        "of the default suite)")
     p.add_argument("--cmdline", default="", type=arg_type(parse_cmdline),
                    help="extra kernel command line (as suites.toml's cmdline)")
     p.add_argument("--build-dir", type=Path, default=REPO / "build")

@@ -120,9 +120,10 @@ def load_cases(path: Path) -> list[Case]:
 
 def make_lab(root: Path) -> list[str]:
     """A build folder the fake QEMU accepts, its consoles; the run options."""
-    image = root / "build/kernel-default/arch/x86/boot/bzImage"
-    image.parent.mkdir(parents=True)
-    image.write_text("fake kernel (harness/tests/fake_qemu never reads it)\n")
+    for kernel in ("default", "seeds"):   # a fake suites file's kernel; the default suite's
+        image = root / f"build/kernel-{kernel}/arch/x86/boot/bzImage"
+        image.parent.mkdir(parents=True)
+        image.write_text("fake kernel (harness/tests/fake_qemu never reads it)\n")
     (root / "initramfs.cpio").write_text("fake initramfs\n")
     consoles = root / "consoles"
     shutil.copytree(CONSOLES, consoles)

@@ -44,7 +44,7 @@ class Suite:
     triggers_file: Path
     cmdline: str = ""              # added to the guest kernel command line
     checks: tuple[str, ...] = ()   # in-guest check programs (initramfs-src/NAME.c)
-    only: tuple[str, ...] = ()     # run only these triggers of triggers_file
+    only: tuple[str, ...] | None = None  # run only these triggers ([]: none, checks only)
     expected_text: bool = True     # check tests.txt's expected-text column
     selftests: str = ""            # "tree" | "lab": run.sh in the guest (selftests.py)
     slab_audit: Path | None = None  # the audit golden file of AUDIT_PROGRAM
@@ -73,7 +73,7 @@ class Suite:
 
     def triggers(self) -> list[Trigger]:
         listed = read_tests_txt(self.triggers_file)
-        if not self.only:
+        if self.only is None:
             return listed
         names = {t.name for t in listed}
         unknown = [n for n in self.only if n not in names]
@@ -251,6 +251,9 @@ def load_suites(path: Path) -> dict[str, Suite]:
             except ValueError as exc:
                 raise SuiteError(f"{at}: suite [{name}] {k}: {exc}") from None
         suites[name] = Suite(name=name, **fields)
+        if fields.get("only") == () and not fields.get("checks") and not fields.get("selftests"):
+            raise SuiteError(f"{where}: suite [{name}] runs nothing: 'only' is empty "
+                             "and it has no checks")
         if suites[name].slab_audit and AUDIT_PROGRAM not in suites[name].checks:
             raise SuiteError(f"{where}: suite [{name}] has slab_audit but does not "
                              f"list {AUDIT_PROGRAM} in checks")
