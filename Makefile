@@ -454,7 +454,8 @@ series-export series: deps
 # patches/0001 on vmap areas without a guard page.  The lab kernels are
 # uniprocessor, whose per-cpu chunks are not vmalloc-backed: this builds the
 # default configuration with SMP (kernel-config/matrix/90-smp.config) into
-# $(VMALLOC_PROOF), runs the vmalloc triggers on it against
+# $(VMALLOC_PROOF), runs the vmalloc triggers of [minimal] (the suite of
+# that configuration without SMP) on it against
 # expected-oops/smp/ (no report for the guard-less copies, the BUG of
 # USERCOPY_VMALLOC), then the same kernel with the first version's bound
 # (lkdtm-tests/mutations/vmalloc-bound-by-get-vm-area-size.patch), whose
@@ -474,10 +475,10 @@ series-vmalloc-proof: tree initramfs
 		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-default \
 		CC="ccache gcc" -j$(JOBS) bzImage
 	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite default $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
-		--golden-overlay default=expected-oops/smp
-	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel default --suite default \
-		--golden-overlay default=expected-oops/mutant-vmalloc-old-bound \
+		--suite minimal $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
+		--golden-overlay minimal=expected-oops/smp
+	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel default --suite minimal \
+		--golden-overlay minimal=expected-oops/mutant-vmalloc-old-bound \
 		$(TREE) $(VMALLOC_PROOF) $(INITRAMFS) $(RESULTS) \
 		lkdtm-tests/mutations/vmalloc-bound-by-get-vm-area-size.patch \
 		USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
