@@ -7,6 +7,7 @@ testdata/console-series/default/ and seeds/ (our runner, same kernel series).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -113,6 +114,19 @@ def test_comparison_says_why_run_sh_and_the_golden_file_differ():
     assert whitelist.runsh["tree"].expect == "call trace:"
     assert [w.split(":")[0] for w in whitelist.why] == ["lab"]   # tree agrees
     assert rows["USERCOPY_FOLIO"].why == []
+
+
+def test_comparison_takes_each_verdict_from_the_suite_that_ran_the_trigger():
+    # [seeds] boots the same kernel with the same command line as [default]
+    # and runs checks only: listed first, it must not hide default's verdicts.
+    results, _ = _comparison()
+    seeds_check = dataclasses.replace(results[0], suite="seeds", trigger="audit-slab-caches")
+    suites = {"seeds": SUITES["seeds"], **{k: v for k, v in SUITES.items() if k != "seeds"}}
+    assert (SUITES["seeds"].kernel, SUITES["seeds"].cmdline) == \
+        (SUITES["default"].kernel, SUITES["default"].cmdline)
+    rows = {row.trigger: row for row in compare([seeds_check, *results], suites)}
+    assert rows["USERCOPY_VMALLOC"].golden_verdict == "PASS"
+    assert rows["USERCOPY_SLAB_WHITELIST_TO"].golden_verdict == "PASS"
 
 
 def test_comparison_names_what_the_golden_file_checks_and_run_sh_does_not():

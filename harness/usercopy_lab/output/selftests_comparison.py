@@ -83,12 +83,13 @@ def compare(results: list[TriggerResult], suites: dict[str, Suite]) -> list[Comp
     st = [s for s in suites.values() if s.selftests and s.name in by_suite]
     rows: dict[str, ComparisonRow] = {}
     for s in st:
-        ref_suite = next((o for o in suites.values() if not o.selftests
-                          and (o.kernel, o.cmdline) == (s.kernel, s.cmdline)
-                          and o.name in by_suite), None)
-        refs = by_suite.get(ref_suite.name, {}) if ref_suite else {}
+        # every trigger suite of the run on that machine, in suites.toml's
+        # order; a trigger's reference is the first that ran it (a
+        # checks-only suite such as [seeds] shares the kernel and command line)
+        refs = [by_suite[o.name] for o in suites.values() if not o.selftests
+                and (o.kernel, o.cmdline) == (s.kernel, s.cmdline) and o.name in by_suite]
         for name, r in by_suite[s.name].items():
-            ref = refs.get(name)
+            ref = next((ran[name] for ran in refs if name in ran), None)
             row = rows.setdefault(name, ComparisonRow(
                 name, ref.verdict if ref else None,
                 (ref.summary if ref else "not run in this run"), {}))
