@@ -70,7 +70,9 @@ def test_every_default_trigger_is_the_same_restored_and_booted(tmp_path):
             [t["boot_fallback"] for t in snap["triggers"]]
     assert not any(t["reused_qemu"] for t in fresh["triggers"])
     # two workers: each restores its first trigger in a new QEMU, then reloads
-    assert sum(t["reused_qemu"] for t in kept["triggers"]) >= len(kept["triggers"]) - 2
+    # (a guest that rebooted before the pause at its END marker was not kept)
+    new_qemu = [t["name"] for t in kept["triggers"] if not t["reused_qemu"]]
+    assert len(new_qemu) == 2, new_qemu
     assert qemu_of(tmp_path / "kept") == []
     golden = REPO / "expected-oops" / "default"
     expected = [comparable(t, golden) for t in full["triggers"]]
