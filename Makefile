@@ -37,7 +37,7 @@ HELPER_SRCS := $(wildcard initramfs-src/*.c)
 HARNESS     := $(PYTHON) -m usercopy_lab.cli
 export PYTHONPATH := $(CURDIR)/harness
 
-.PHONY: all suite test unit-test booted-test deps tree kernel kernels initramfs boot bench \
+.PHONY: all suite test tests-beside-kernels unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-values mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
 	modules-cpio suite-module suite-nosplit-kconfig suite-minimal
@@ -361,12 +361,21 @@ booted-test: kernels initramfs
 	USERCOPY_LAB_BUILD=$(BUILD_ABS) USERCOPY_LAB_INITRAMFS=$(abspath $(INITRAMFS)) \
 		$(PYTHON) -m pytest -q -n $(JOBS) harness/booted_tests
 
-# Unit tests first (seconds), then the hostile inputs, the booted harness checks, the suite,
-# then the run's KTAP (through the tree's kunit.py) and JUnit against its
-# results.json, then the RDS mutant (about a minute; results/latest is its
-# run afterwards), then the hunt's smoke on the seeds kernel (under two
-# minutes; its run is under $(RESULTS)/hunt-smoke/).
-test: unit-test fuzz-inputs booted-test suite results-check mutation-rds hunt-smoke
+# The unit tests and the hostile inputs (TESTS_BESIDE_KERNELS) run beside the
+# kernel builds at nice 19 (scripts/beside.sh: they take the core kbuild
+# leaves idle; their output is kept in $(BUILD)/tests-beside-kernels.log and
+# shown as they go once the kernels are built).  Then the booted harness
+# checks, the suite, then the run's KTAP (through the tree's kunit.py) and
+# JUnit against its results.json, then the RDS mutant (about a minute;
+# results/latest is its run afterwards), then the hunt's smoke on the seeds
+# kernel (its run is under $(RESULTS)/hunt-smoke/).
+TESTS_BESIDE_KERNELS := unit-test fuzz-inputs
+test: tests-beside-kernels booted-test suite results-check mutation-rds hunt-smoke
+
+tests-beside-kernels: tree
+	+@scripts/beside.sh $(BUILD)/tests-beside-kernels.log \
+		"$(MAKE) --no-print-directory $(TESTS_BESIDE_KERNELS)" \
+		$(MAKE) --no-print-directory kernels initramfs
 
 results-check:
 	$(PYTHON) -m usercopy_lab.output.format_check $(RESULTS)/latest \

@@ -38,13 +38,25 @@ class Step:
 
 
 def test_steps() -> list[str]:
-    """The prerequisites of `make test`, in order, from make's database."""
+    """The prerequisites of `make test`, in order, from make's database;
+    tests-beside-kernels (the kernels, with TESTS_BESIDE_KERNELS beside
+    them) as those steps: warm, the kernels are up to date and they run
+    alone, each timed on its own."""
     db = subprocess.run(["make", "-C", str(REPO), "-pq", "help"], capture_output=True,
                         text=True, timeout=60).stdout
     found = re.search(r"^test: (.*)$", db, re.M)
     if not found:
         raise SystemExit("bench: no test target in make's database")
-    return found.group(1).split()
+    beside = re.search(r"^TESTS_BESIDE_KERNELS :?= (.*)$", db, re.M)
+    steps = []
+    for step in found.group(1).split():
+        if step == "tests-beside-kernels":
+            if not beside:
+                raise SystemExit("bench: no TESTS_BESIDE_KERNELS in make's database")
+            steps += beside.group(1).split()
+        else:
+            steps.append(step)
+    return steps
 
 
 def children_cpu() -> float:

@@ -1,0 +1,62 @@
+#!/bin/bash
+# beside.sh LOG BACKGROUND FOREGROUND...
+#
+# Run the shell command BACKGROUND at nice 19, its output into LOG, while
+# FOREGROUND runs as usual; then show LOG as BACKGROUND goes on, until it
+# ends.  `make test` runs the unit tests and the hostile inputs beside the
+# kernel builds: kbuild keeps both cores busy most of the time, and a
+# nice-19 process gets only what it leaves idle (the single-threaded link of
+# vmlinux, kallsyms, the bzImage; issue #23).  Warm, the kernels are up to
+# date in seconds and BACKGROUND runs on its own as before.
+#
+# Exit status: FOREGROUND's when it failed, else BACKGROUND's; 2 for bad
+# usage; 130 on Ctrl-C or SIGTERM, after BACKGROUND and everything it
+# started (its own session, which Ctrl-C does not reach) are ended; a
+# signal is taken once FOREGROUND has ended (Ctrl-C ends it too).  LOG is
+# kept in every case.
+set -u
+
+die() { echo "beside: $*" >&2; exit 2; }
+[ $# -ge 3 ] || die "usage: $0 LOG BACKGROUND-COMMAND FOREGROUND-COMMAND [ARG...]"
+log=$1
+background=$2
+shift 2
+[ -n "$background" ] || die "empty background command"
+mkdir -p "$(dirname "$log")" || die "cannot make the folder of $log"
+: > "$log" || die "cannot write $log"
+
+# The background command leads a session of its own (pytest-xdist starts
+# workers: one kill reaches all of it), at nice 19, with SIGINT and SIGQUIT
+# at their defaults: bash starts a background job with them ignored, and an
+# ignored signal stays ignored through exec (the unit tests send SIGINT).
+python3 -c '
+import os, signal, sys
+for sig in (signal.SIGINT, signal.SIGQUIT):
+    signal.signal(sig, signal.SIG_DFL)
+os.setsid()
+os.nice(19)
+os.execvp("bash", ["bash", "-c", sys.argv[1]])
+' "$background" > "$log" 2>&1 < /dev/null &
+pid=$!
+stop() {
+	kill -TERM -- "-$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "beside: stopped; '$background' ended, its output so far in $log" >&2
+	exit 130
+}
+trap stop INT TERM
+
+echo "beside: '$background' runs beside this at nice 19 (pid $pid), output in $log"
+"$@"
+foreground=$?
+echo "beside: $1 ... ended with status $foreground; '$background' so far and until it ends:"
+# The log from its start, followed until the background command has ended.
+tail -n +1 -s 0.2 --pid="$pid" -f "$log" &
+follow=$!
+wait "$pid"
+status=$?
+wait "$follow" 2>/dev/null
+trap - INT TERM
+echo "beside: '$background' ended with status $status (output kept in $log)"
+[ "$foreground" -eq 0 ] || exit "$foreground"
+exit "$status"
