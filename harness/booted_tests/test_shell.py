@@ -55,8 +55,10 @@ def test_fire_one_trigger_by_hand_and_keep_the_log(tmp_path):
                        "/sys/kernel/slab/lkdtm-usercopy/usersize")
         # LKDTM's own cache (drivers/misc/lkdtm/usercopy.c): cache_size 1024,
         # kmem_cache_create_usercopy(..., cache_size / 4, cache_size / 16, NULL),
-        # so useroffset 256 and usersize 64.
-        child.expect(r"\n256\r*\n64\r*\n")
+        # so useroffset 256 and usersize 64.  The kernel's own console lines
+        # may come between them (a serial console shows printk as it comes:
+        # "clocksource: Switched to clocksource tsc" ~1.7 s into the boot).
+        child.expect(r"\n256\r*\n(?:\[ *\d+\.\d+\][^\n]*\n)*64\r*\n")
         child.expect(PROMPT_RE)
         child.sendline("echo USERCOPY_SLAB_SIZE_TO | cat > /sys/kernel/debug/provoke-crash/DIRECT")
         child.expect("usercopy: Kernel memory exposure attempt detected from SLUB object "
