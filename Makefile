@@ -362,9 +362,9 @@ booted-test: kernels initramfs
 		$(PYTHON) -m pytest -q -n $(JOBS) harness/booted_tests
 
 # The unit tests and the hostile inputs (TESTS_BESIDE_KERNELS) run beside the
-# kernel builds at nice 19 (scripts/beside.sh: they take the core kbuild
-# leaves idle; their output is kept in $(BUILD)/tests-beside-kernels.log and
-# shown as they go once the kernels are built).  Then the booted harness
+# kernel builds at nice 19 (scripts/beside.sh: they mostly take the core
+# kbuild leaves idle; their output is kept in $(BUILD)/tests-beside-kernels.log
+# and shown as they go once the kernels are built).  Then the booted harness
 # checks, the suite, then the run's KTAP (through the tree's kunit.py) and
 # JUnit against its results.json, then the RDS mutant (about a minute;
 # results/latest is its run afterwards), then the hunt's smoke on the seeds

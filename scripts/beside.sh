@@ -4,10 +4,12 @@
 # Run the shell command BACKGROUND at nice 19, its output into LOG, while
 # FOREGROUND runs as usual; then show LOG as BACKGROUND goes on, until it
 # ends.  `make test` runs the unit tests and the hostile inputs beside the
-# kernel builds: kbuild keeps both cores busy most of the time, and a
-# nice-19 process gets only what it leaves idle (the single-threaded link of
-# vmlinux, kallsyms, the bzImage; issue #23).  Warm, the kernels are up to
-# date in seconds and BACKGROUND runs on its own as before.
+# kernel builds: kbuild leaves a core idle in its single-threaded steps
+# (the configuration, the link of vmlinux), and a nice-19 process mostly
+# takes that; not only that: measured cold, the tests cost the seeds
+# kbuild ~50 s and took 78 s off make test's path (docs/history.md,
+# 2026-12-06; issue #23).  Warm, the kernels are up to date in seconds and
+# BACKGROUND runs on its own as before.
 #
 # Exit status: FOREGROUND's when it failed, else BACKGROUND's; 2 for bad
 # usage; 130 on Ctrl-C or SIGTERM, after BACKGROUND and everything it

@@ -61,7 +61,8 @@ class Arch:
 # noapictimer (arch/x86/kernel/apic/apic.c): no local APIC timer, so no
 # calibration of it against the PIT, a busy wait of ~0.2 s of every x86
 # boot under TCG (QEMU's TCG has no TSC-deadline timer, which would skip
-# it); the PIT is the guest's tick.  Full boot 1.5 -> 1.2 s on 2026-12-06.
+# it); the PIT is the guest's tick.  Full boot median 1.56 -> 1.33 s
+# (make bench, 2026-12-05 and 06).
 X86_CMDLINE = "no_timer_check i8042.noaux noapictimer"
 
 # -cpu max everywhere: every feature the emulator has (the x86-64 golden
