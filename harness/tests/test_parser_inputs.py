@@ -236,9 +236,10 @@ def test_ctrl_c_during_json_leaves_whole_records(tmp_path, unbuffered):
     """Block-buffered is what a pipe gets by default: the records leave in
     8 KiB writes that cut them anywhere, and what is buffered at Ctrl-C must
     still come out whole.  (The first version waited with peek(), which
-    takes the first bytes into the reader's buffer, where communicate()
-    never looks: it passed only where PYTHONUNBUFFERED=1 made every record
-    its own write, and failed in CI.)"""
+    takes up to a page of the pipe into the reader's buffer, where
+    communicate() never looks: that was one whole record only while each
+    record was its own write and the test read before the second came; it
+    failed in CI, at nice 19 beside a kernel build.)"""
     big = tmp_path / "many.log"
     with open(big, "wb") as f:
         for _ in range(60):
