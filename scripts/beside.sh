@@ -27,6 +27,25 @@ shift 2
 mkdir -p "$(dirname "$log")" || die "cannot make the folder of $log"
 : > "$log" || die "cannot write $log"
 
+# Ctrl-C is taken from before the background starts, so that no signal
+# can end this script once the background runs: that would leave it in a
+# session Ctrl-C does not reach.  Until pid is set, $! is the background
+# (or nothing, before it starts); its process and, once it has called
+# setsid, its session are ended.
+pid=
+stop() {
+	local bg=${pid:-$!}
+	if [ -z "$bg" ]; then
+		echo "beside: stopped before '$background' started" >&2
+		exit 130
+	fi
+	kill -TERM -- "-$bg" "$bg" 2>/dev/null
+	wait "$bg" 2>/dev/null
+	echo "beside: stopped; '$background' ended, its output so far in $log" >&2
+	exit 130
+}
+trap stop INT TERM
+
 # The background command leads a session of its own (pytest-xdist starts
 # workers: one kill reaches all of it), at nice 19, with SIGINT and SIGQUIT
 # at their defaults: bash starts a background job with them ignored, and an
@@ -40,13 +59,6 @@ os.nice(19)
 os.execvp("bash", ["bash", "-c", sys.argv[1]])
 ' "$background" > "$log" 2>&1 < /dev/null &
 pid=$!
-stop() {
-	kill -TERM -- "-$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	echo "beside: stopped; '$background' ended, its output so far in $log" >&2
-	exit 130
-}
-trap stop INT TERM
 
 echo "beside: '$background' runs beside this at nice 19 (pid $pid), output in $log"
 "$@"

@@ -82,3 +82,34 @@ def test_bad_usage_is_one_line_and_status_2(tmp_path):
                               timeout=10, check=False)
         assert done.returncode == 2
         assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("beside: ")
+
+
+def test_ctrl_c_at_any_moment_leaves_nothing_of_the_background(tmp_path):
+    """Early or late, Ctrl-C ends beside.sh and nothing the background
+    started outlives it: the trap is set before the background starts.
+
+    A Ctrl-C can be lost, as in any bash script: sent while bash forks the
+    foreground, the child takes it before its exec and runs on, and bash,
+    seeing its child exit normally, lets the signal go (3 to 5 of 80 tries
+    a millisecond apart here).  A second Ctrl-C is what a user gives then,
+    and what this test gives."""
+    for i, delay in enumerate((0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)):
+        pids = tmp_path / f"pids{i}"
+        proc = subprocess.Popen(
+            [str(BESIDE), str(tmp_path / f"l{i}"),
+             f"echo $$ >> {pids}; sleep 60 & echo $! >> {pids}; wait", "sleep", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGINT)          # the first one was lost
+            _, err = proc.communicate(timeout=10)
+        assert proc.returncode in (130, -signal.SIGINT), (delay, err)
+        time.sleep(0.3)         # a background that escaped has written its pids by now
+        started = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+        deadline = time.monotonic() + 5
+        while any(alive(p) for p in started):
+            assert time.monotonic() < deadline, (delay, "the background outlived Ctrl-C")
+            time.sleep(0.05)
