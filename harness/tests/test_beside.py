@@ -90,7 +90,7 @@ def test_ctrl_c_at_any_moment_leaves_nothing_of_the_background(tmp_path):
 
     A Ctrl-C can be lost, as in any bash script: sent while bash forks the
     foreground, the child takes it before its exec and runs on, and bash,
-    seeing its child exit normally, lets the signal go (3 to 5 of 80 tries
+    seeing its child exit normally, lets the signal go (3 to 8 of 80 tries
     a millisecond apart here).  A second Ctrl-C is what a user gives then,
     and what this test gives."""
     for i, delay in enumerate((0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)):
