@@ -11,9 +11,9 @@ import dataclasses
 import pytest
 
 from usercopy_lab.run import hostile_inputs
-from usercopy_lab.run.hostile_inputs import CASES, load_cases, run_case
+from usercopy_lab.run.hostile_inputs import default_tables, load_all, run_case
 
-ALL = load_cases(CASES)
+ALL = load_all(default_tables())
 
 
 def test_the_table_names_each_case_once_with_an_exit_status():
@@ -54,3 +54,10 @@ def test_cases_run_at_once_are_printed_in_table_order(capsys):
     assert hostile_inputs.main([a for n in names for a in ("--only", n)] + ["-j", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines[1:-1]] == [c.name for c in ALL if c.name in names]
+
+
+def test_a_name_used_in_two_tables_is_refused(tmp_path):
+    for table in ("a.toml", "b.toml"):
+        (tmp_path / table).write_text('[[case]]\nname = "same"\nargv = ["run"]\nrc = 2\n')
+    with pytest.raises(hostile_inputs.InputError, match="used twice across the tables: same"):
+        load_all([tmp_path / "a.toml", tmp_path / "b.toml"])

@@ -1,10 +1,11 @@
 """Hostile inputs, each run as the user would run it, with limits.
 
-    python3 -m usercopy_lab.run.hostile_inputs [CASES.toml] [--only NAME] [--pythonpath DIR]
+    python3 -m usercopy_lab.run.hostile_inputs [CASES.toml ...] [--only NAME] [--pythonpath DIR]
                                                [-j JOBS]
 
-Every [[case]] of the table (harness/tests/hostile_inputs.toml; a row per
-case, so new cases are rows, not code) runs `python3 -m usercopy_lab.cli
+Every [[case]] of the tables (harness/tests/hostile_inputs.toml, then
+harness/tests/hostile_inputs.d/*.toml; a row per case, so new cases are
+rows, not code) runs `python3 -m usercopy_lab.cli
 ARGV` as a subprocess in a throw-away lab: a folder with a fake build (a
 placeholder bzImage and initramfs), the fake QEMU of harness/tests/fake_qemu
 first on PATH (nothing boots), the real consoles it replays, and the files
@@ -63,6 +64,9 @@ from ..inputs import InputError, load_toml, shown
 
 REPO = Path(__file__).resolve().parents[3]
 CASES = REPO / "harness" / "tests" / "hostile_inputs.toml"
+# More tables beside it, one per area (hostile_inputs.d/NAME.toml), read
+# after it in name order: one table of rows, several files to edit.
+CASES_DIR = REPO / "harness" / "tests" / "hostile_inputs.d"
 FAKE_QEMU = REPO / "harness" / "tests" / "fake_qemu"
 CONSOLES = REPO / "harness" / "tests" / "testdata" / "console-series" / "default"
 LIMIT_SECONDS = 10.0
@@ -99,6 +103,21 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def default_tables() -> list[Path]:
+    """hostile_inputs.toml, then every hostile_inputs.d/*.toml in name order."""
+    return [CASES, *sorted(CASES_DIR.glob("*.toml"))]
+
+
+def load_all(paths: list[Path]) -> list[Case]:
+    """Every case of the tables, in order; a name used twice is an InputError."""
+    cases = [c for path in paths for c in load_cases(path)]
+    names = [c.name for c in cases]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise InputError(f"case name used twice across the tables: {', '.join(twice)}")
+    return cases
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -281,7 +300,8 @@ def judge(case: Case, tmp: Path, rc: int | None, seconds: float, rss_mb: float,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="usercopy-lab hostile-inputs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cases", type=Path, nargs="?", default=CASES)
+    parser.add_argument("cases", type=Path, nargs="*",
+                        help="case tables (default: hostile_inputs.toml and hostile_inputs.d/)")
     parser.add_argument("--only", action="append", help="only this case (repeatable)")
     parser.add_argument("--pythonpath", type=Path, default=REPO / "harness",
                         help="the harness to test (another checkout's harness/, "
@@ -296,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         print("hostile-inputs: prlimit not found (apt-get install util-linux)", file=sys.stderr)
         return 2
     try:
-        cases = load_cases(args.cases)
+        cases = load_all(args.cases or default_tables())
     except InputError as exc:
         print(f"hostile-inputs: {exc}", file=sys.stderr)
         return 2
