@@ -181,6 +181,9 @@ class TriggerResult:
     boot: str = BootMode.FULL.value
     fallback: str | None = None     # why a snapshot-mode trigger booted in full
     reused_qemu: bool = False       # restored in the QEMU of the worker's last trigger
+    # why the trigger was restored a second time, in a new QEMU: the QEMU its
+    # worker kept ended before END (restore.py); the verdict is the new one's
+    qemu_retry: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,6 +191,7 @@ class TriggerResult:
             "fault": self.fault, "summary": self.summary,
             "seconds": round(self.seconds, 2), "boot": self.boot,
             "boot_fallback": self.fallback, "reused_qemu": self.reused_qemu,
+            "qemu_retry": self.qemu_retry,
             "log": self.log, "golden": self.golden, "diffs": self.diffs,
             "expected_text_seen": self.expected_text_seen,
             "reports": [r.to_json() for r in self.reports],

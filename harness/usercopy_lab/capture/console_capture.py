@@ -66,6 +66,11 @@ class Capture:
     # slot kept from its last trigger (restore.py), not in a new one
     reused_qemu: bool = False
     qemu_kept: bool = False      # paused and kept for the slot's next trigger
+    # snapshot mode only: the QEMU the slot kept from its last trigger ended
+    # (or never answered) before this trigger's END marker; why, in words.
+    # No verdict comes from such a console: the trigger is restored again in
+    # a new QEMU (trigger_run), and the snapshot is not blamed.
+    kept_qemu_lost: str | None = None
     start_line: str = ""         # the START and END marker lines the capture matched
     end_line: str = ""
 

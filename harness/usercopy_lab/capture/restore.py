@@ -10,6 +10,14 @@ each trigger still starts from the identical saved state; what is saved is
 QEMU's start and exit.  A QEMU whose guest did not reach END, exited, or
 could not be paused is killed and never reused; a reload that fails is
 written to the log and the trigger gets a new QEMU instead.
+
+A kept QEMU can still end after it was paused and handed the next trigger
+(a reboot or panic under -no-reboot that QEMU had taken in before `stop`,
+seen late under load): whenever a reused QEMU's console ends, or it never
+answers the request, before the trigger's END marker, the capture says so
+(Capture.kept_qemu_lost) and gives no verdict; the caller restores the
+trigger again in a new QEMU.  So no verdict depends on when a kept QEMU's
+exit is noticed.
 """
 from __future__ import annotations
 
@@ -84,14 +92,18 @@ class ResidentQemu:
 
     def pause(self, timeout: float) -> bool:
         """Stop the guest and copy what its console still holds to the
-        current log; False (QEMU unusable) on any error."""
+        current log; False (QEMU unusable) on any error, or when QEMU says
+        the guest is anything but paused (shut down, panicked: about to
+        end under -no-reboot)."""
         assert self.guest is not None
         try:
-            self._client(timeout).command("stop")
+            qmp = self._client(timeout)
+            qmp.command("stop")
+            status = qmp.command("query-status")
         except QmpError:
             return False
         self.guest.drain()
-        return self.alive()
+        return isinstance(status, dict) and status.get("status") == "paused" and self.alive()
 
     def close(self) -> int | None:
         """Kill and reap QEMU; its exit status or signal."""
@@ -147,10 +159,11 @@ class ResidentSlot:
 def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
                   restore_timeout: float, trigger_timeout: float,
                   live: bool = False, cancel: Cancel | None = None,
-                  slot: ResidentSlot | None = None) -> Capture:
+                  slot: ResidentSlot | None = None, why: str | None = None) -> Capture:
     """Restore the ready guest (in slot's kept QEMU when it has one for this
     machine, else in a new QEMU), send spec's request over the console and
     wait for START and END.  Without slot, QEMU is ended after the trigger.
+    why, if given, heads the log (why this trigger is restored again).
 
     The log holds the snapshot's boot console first, so it reads like the
     console of a full boot.  restore_failed is set when the restored guest
@@ -163,6 +176,8 @@ def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
     keep = False
     with CaptureLog(log_path, qemu.argv, cap, cancel) as log:
         try:
+            if why:
+                log.note(f"restored again: {why}")
             log.note(f"boot console of the snapshot ({restore.made}):")
             log.file.write(restore.boot_console.rstrip(b"\r\n") + b"\n")
             request = f"sending {spec.request()!r} over the console"
@@ -207,4 +222,22 @@ def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
                 cap.qemu_kept = True
             else:
                 cap.qemu_exit = qemu.close()
+    if kept is not None and qemu is kept and (lost := _kept_qemu_lost(cap)):
+        cap.kept_qemu_lost = lost
+        cap.restore_failed = False
     return cap
+
+
+def _kept_qemu_lost(cap: Capture) -> str | None:
+    """Why a reused QEMU's capture gives no verdict, or None: its console
+    ended (or the harness lost it) before END, or it never answered the
+    request.  A hang after START stays the trigger's own (guest-hang)."""
+    if cap.saw_end or cap.end is CaptureEnd.INTERRUPTED:
+        return None
+    if cap.end in (CaptureEnd.QEMU_EXITED, CaptureEnd.HARNESS_ERROR):
+        where = "after" if cap.saw_start else "before"
+        return (f"the QEMU kept from this worker's last trigger ended {where} this "
+                f"trigger's START marker ({cap.error}; exit status {cap.qemu_exit})")
+    if not cap.saw_start:
+        return f"the QEMU kept from this worker's last trigger never answered ({cap.error})"
+    return None

@@ -27,6 +27,8 @@ def print_table(results: list[TriggerResult], out: TextIO) -> None:
         print(fmt.format(row[0], row[1], row[2][:widths[2]], row[3]), file=out)
         for d in r.diffs:
             print(f"    {shown(d, None)}", file=out)
+        if r.qemu_retry:
+            print(f"    restored again in a new QEMU: {shown(r.qemu_retry, None)}", file=out)
         if r.fallback:
             print(f"    full boot instead of snapshot: {shown(r.fallback, None)}", file=out)
         if r.verdict in FAILING:

@@ -49,15 +49,25 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
                 live: bool = False, boot: Boot = Boot(),
                 cancel: Cancel | None = None, selftests: bool = False) -> TriggerResult:
     fallback = boot.fallback
+    retry = None
     try:
         cap: Capture | None = None
         if boot.restore is not None:
             cap = restore_guest(spec, boot.restore, log_path, limits.restore_timeout,
                                 limits.trigger_timeout, live=live, cancel=cancel,
                                 slot=boot.slot)
+            if cap.kept_qemu_lost and not (cancel and cancel.is_set()):
+                # Not the snapshot's fault and not the trigger's: the slot's
+                # kept QEMU is gone (restore.py), so the trigger is restored
+                # again, in a new QEMU, from the same snapshot.
+                retry = _set_aside(log_path, ".kept-qemu-lost.log", cap.kept_qemu_lost)
+                cap = restore_guest(spec, boot.restore, log_path, limits.restore_timeout,
+                                    limits.trigger_timeout, live=live, cancel=cancel,
+                                    slot=boot.slot, why=retry)
             if cap.restore_failed and not (cancel and cancel.is_set()):
-                fallback = _set_aside(log_path, ".restore-failed.log",
-                                      f"restore failed: {cap.error}", boot, spec.name)
+                why = f"restore failed: {cap.error}"
+                fallback = _set_aside(log_path, ".restore-failed.log", why)
+                _blame_snapshot(boot, spec.name, why)
                 cap = None
         if cap is not None:
             result = _evaluate(suite, spec, log_path, golden, expected_text, cap, selftests)
@@ -69,9 +79,9 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
                 # request on the kernel command line -- decides.
                 if boot.slot is not None:
                     boot.slot.close()
-                fallback = _set_aside(log_path, ".wrong-trigger.log",
-                                      "the restored guest answered another request: "
-                                      + result.summary, boot, spec.name)
+                why = "the restored guest answered another request: " + result.summary
+                fallback = _set_aside(log_path, ".wrong-trigger.log", why)
+                _blame_snapshot(boot, spec.name, why)
                 cap = None
         if cap is None:
             cap = capture_guest(spec, log_path, limits.boot_timeout,
@@ -79,19 +89,25 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
             result = _evaluate(suite, spec, log_path, golden, expected_text, cap, selftests)
     except Exception as exc:  # the log must still be reported, never lost
         return TriggerResult(suite, spec.name, ERROR, f"harness error: {exc!r}", 0.0,
-                             str(log_path), None, fault="harness-error", fallback=fallback)
-    return replace(result, boot=cap.mode.value, fallback=fallback, reused_qemu=cap.reused_qemu)
+                             str(log_path), None, fault="harness-error", fallback=fallback,
+                             qemu_retry=retry)
+    return replace(result, boot=cap.mode.value, fallback=fallback, reused_qemu=cap.reused_qemu,
+                   qemu_retry=retry)
 
 
-def _set_aside(log_path: Path, suffix: str, why: str, boot: Boot, name: str) -> str:
+def _set_aside(log_path: Path, suffix: str, why: str) -> str:
     """Keep a restored guest's console that gave no verdict beside the log
-    (the full boot writes log_path again), mark the snapshot unusable, and
-    say why the trigger boots in full."""
+    (the next guest writes log_path again); why, naming where it is kept."""
     kept = log_path.with_suffix(suffix)
     log_path.replace(kept)
+    return f"{why} (console: {kept})"
+
+
+def _blame_snapshot(boot: Boot, name: str, why: str) -> None:
+    """The snapshot gave no verdict for name: mark it unusable (the rest of
+    its triggers boot in full)."""
     if boot.on_restore_failed is not None:
         boot.on_restore_failed(f"{name}: {why}")
-    return f"{why} (console: {kept})"
 
 
 def _evaluate(suite: str, spec: GuestSpec, log_path: Path, golden: Golden | None,
