@@ -397,7 +397,9 @@ shell: initramfs
 # mutant), still judged by SUITE's golden files.  `make lava-farm` stands up
 # lava-server, PostgreSQL and two lava-workers on loopback for one run of
 # SUITE, submitted with lavacli, results from the REST API, then tears them
-# down (scripts/lava/farm.sh).
+# down (scripts/lava/farm.sh).  Both scripts exit 0 only when LAVA, match (and
+# our runner) agree and no job is FAIL or ERROR; 1 a FAIL or ERROR all agree on,
+# 3 they differ, 2 no run (docs/lava.md); make reports any of those as its 2.
 LAVA_OUT := $(BUILD)/lava
 LAVA_KERNEL ?=
 lava:

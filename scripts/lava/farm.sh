@@ -60,6 +60,8 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
 # shellcheck source=scripts/lava/procs.sh
 . "$lab/scripts/lava/procs.sh"
+# shellcheck source=scripts/lava/judge.sh
+. "$lab/scripts/lava/judge.sh"
 dispatcher_d=/etc/lava-server/dispatcher.d
 lava_tmp=/var/lib/lava/dispatcher/tmp
 
@@ -132,7 +134,7 @@ teardown() {
 	else
 		rm -rf "$farm"
 	fi
-	say "done in $((SECONDS - t0)) s; results in $out"
+	say "done in $((SECONDS - t0)) s; results in $out; exit $rc"
 	exit "$rc"
 }
 trap teardown EXIT
@@ -293,9 +295,7 @@ waited "$py" -m usercopy_lab.output.lava_results fetch --server "$url" --token "
 [ "$status" -le 1 ] || { cat "$out/fetch.log" >&2; die "could not fetch the results"; }
 echo "LAVA's own verdicts (from lava-server's results API), $((SECONDS - submitted)) s after submitting:"
 cat "$out/lava-table.txt"
-"$lab/usercopy-lab" match --suite "$suite" --junit "$out/match-junit.xml" \
-	"$out/consoles/$suite"/*.log > "$out/match.txt" || true
-compare=(--lava "$out/lava-results.json" --match "$out/match-junit.xml")
+ours=
 if [ -z "$other" ]; then
 	if [ -n "${OURS:-}" ]; then
 		run=$(realpath "$OURS")
@@ -306,11 +306,9 @@ if [ -z "$other" ]; then
 		[ "$rc" -le 1 ] || die "our runner could not run suite $suite (exit $rc)"
 		run=$(realpath "$results/latest")
 	fi
-	compare+=(--ours "$run/results.json")
+	ours=$run/results.json
 fi
 status=0
-"$py" -m usercopy_lab.output.lava_results compare --suite "$suite" "${compare[@]}" \
-	> "$out/compare.txt" || status=$?
-tail -1 "$out/compare.txt"
-grep DIFFERENT "$out/compare.txt" || true
+judge "$suite" "$out" "$ours" || status=$?
+[ ! -f "$out/compare.txt" ] || { grep DIFFERENT "$out/compare.txt" || true; tail -2 "$out/compare.txt"; }
 exit "$status"

@@ -22,7 +22,10 @@
 # Everything lands in RUN_DIR/lava-SUITE/ (our run) or
 # RESULTS/lava-SUITE-on-KERNELNAME-TIME/ (another kernel): jobs/, logs/,
 # consoles/, lava-table.txt, lava-results.json, match.txt, match-junit.xml,
-# compare.txt, timing.txt.  Exit 0 only when every verdict agrees.  On any
+# compare.txt, timing.txt.  Exit status (scripts/lava/judge.sh): 0 every
+# verdict agrees and none is FAIL or ERROR; 1 every verdict agrees and some
+# job is FAIL or ERROR; 2 the run could not be done or judged; 3 LAVA and
+# match (or our runner) differ on some job.  On any
 # exit (Ctrl-C and SIGTERM included) every process it started is stopped
 # and lava-run's download folders of this run are removed
 # (/var/lib/lava/dispatcher/tmp/usercopy-lab-PID-N/: lava-run removes its
@@ -42,6 +45,8 @@ py=${PYTHON:-/usr/bin/python3}
 parallel=${LAVA_PARALLEL:-1}
 # shellcheck source=scripts/lava/procs.sh
 . "$lab/scripts/lava/procs.sh"
+# shellcheck source=scripts/lava/judge.sh
+. "$lab/scripts/lava/judge.sh"
 lava_tmp=/var/lib/lava/dispatcher/tmp
 # lava-run's job ids (and so its download folders): usercopy-lab-RUN-N.
 run_id=$$
@@ -132,17 +137,15 @@ total=$(echo "$(date +%s.%N) - $total_start" | bc)
 printf 'total %.1fs for %d jobs, %d at a time\n' "$total" "${#jobs[@]}" "$parallel" |
 	tee -a "$out/timing.txt"
 
+rc=0
 "$py" -m usercopy_lab.output.lava_results verdicts --suite "$suite" --logs "$out/logs" \
-	--json "$out/lava-results.json" > "$out/lava-table.txt" || true
+	--json "$out/lava-results.json" > "$out/lava-table.txt" || rc=$?
+# 1: a job is FAIL or ERROR in LAVA, a verdict judge weighs; more: none
+[ "$rc" -le 1 ] || die "no verdicts from LAVA's logs in $out/logs (exit $rc)"
 echo "LAVA's own verdicts (from its results):"
 cat "$out/lava-table.txt"
-"$lab/usercopy-lab" match --suite "$suite" --ktap "$out/match.ktap" \
-	--junit "$out/match-junit.xml" "$out/consoles/$suite"/*.log > "$out/match.txt" || true
-compare=(--lava "$out/lava-results.json" --match "$out/match-junit.xml")
-[ -z "$run" ] || compare+=(--ours "$run/results.json")
 status=0
-"$py" -m usercopy_lab.output.lava_results compare --suite "$suite" "${compare[@]}" \
-	> "$out/compare.txt" || status=$?
-cat "$out/compare.txt"
-echo "lava-run-suite: everything in $out"
+judge "$suite" "$out" ${run:+"$run/results.json"} || status=$?
+[ ! -f "$out/compare.txt" ] || cat "$out/compare.txt"
+echo "lava-run-suite: everything in $out; exit $status"
 exit "$status"

@@ -33,11 +33,12 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NoReturn
 
 import yaml
 
 from ..capture.qemu_boot import NATIVE, GuestSpec
+from ..inputs import shown
 from ..judge.golden import Golden
 from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..run.suite import Suite, SuiteError, load_suites, pick
@@ -284,8 +285,16 @@ def find_job(suites: Mapping[str, Suite], suite: str, name: str) -> Job:
     raise SuiteError(f"suite [{suite}] has no LAVA job {name}")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr and exit status 2, as
+    `usercopy-lab`'s (not the usage text)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {shown(message, None)} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lava_jobs", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="lava_jobs", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("write", help="write one job per trigger and check, validate each")
     w.add_argument("--out", type=Path, required=True)

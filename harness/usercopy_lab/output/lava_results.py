@@ -14,7 +14,12 @@ Either way lava_checks.verdict() maps health and cases to PASS / FAIL /
 XFAIL / SKIP / ERROR, and the table is the one `usercopy-lab run` prints.
 `compare` lines the verdicts of several sources up trigger by trigger
 (our runner's results.json, LAVA's, `usercopy-lab match` on LAVA's
-consoles as JUnit) and fails on any difference.
+consoles as JUnit); its exit status is the run's (run-suite.sh and
+farm.sh exit with it): 0 every source agrees and no job is FAIL or ERROR,
+1 every source agrees and some job is FAIL or ERROR (`usercopy-lab run`'s
+1), 3 some job's sources differ (or one lacks it), whatever the verdicts,
+2 nothing to compare (a source missing or unreadable, a bad option).
+`verdicts` and `fetch` exit 1 when a job is FAIL or ERROR, 2 on bad input.
 
   python3 -m usercopy_lab.output.lava_results verdicts --suite S --logs DIR [--json OUT]
   python3 -m usercopy_lab.output.lava_results fetch --server URL --jobs IDS [--out DIR] [--json OUT]
@@ -22,13 +27,13 @@ consoles as JUnit) and fails on any difference.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -36,10 +41,13 @@ from typing import Any
 
 import yaml
 
+from ..inputs import shown
+from ..judge.verdict import FAILING
 from ..model import TriggerResult
 from ..run.suite import Suite, SuiteError, load_suites, pick
 from .lava_checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
-from .lava_jobs import LOADER, REPO, Job, suite_jobs, console_from_lava_log, find_job, log_entries
+from .lava_jobs import (LOADER, REPO, Job, OneLineParser, suite_jobs, console_from_lava_log,
+                        find_job, log_entries)
 from .result_formats import read_junit_verdicts
 from .results_report import print_table, write_json
 
@@ -217,25 +225,43 @@ def read_verdicts(path: Path, suite: str) -> dict[str, str]:
     return {t["name"]: t["verdict"] for t in data["triggers"] if t["suite"] == suite}
 
 
+# The exit status of compare, and so of scripts/lava/run-suite.sh and
+# farm.sh: `usercopy-lab run`'s (docs/results.md), plus DIFFERENT.
+PASSED = 0       # every source has every job, one verdict each, none FAIL or ERROR
+FAILED = 1       # every source agrees, and some job is FAIL or ERROR
+UNUSABLE = 2     # no comparison: a source missing or unreadable, a bad option
+DIFFERENT = 3    # a job whose sources disagree, or that a source lacks
+
+
 def compare(sources: dict[str, Path], suite: Suite, out=print) -> int:
-    """Trigger by trigger; 0 when every source has every job with one verdict.
-    Our runner's checks without a LAVA job (the whitelist audit) are left out."""
+    """Trigger by trigger, then the exit status: DIFFERENT when a job's
+    sources disagree (or one lacks it), whatever the verdicts; else FAILED
+    when a job is FAIL or ERROR; else PASSED.  Our runner's checks without a
+    LAVA job (the whitelist audit) are left out."""
     names = [j.name for j in suite_jobs(suite)]
     verdicts = {label: read_verdicts(path, suite.name) for label, path in sources.items()}
     differ = 0
+    agreed: Counter[str] = Counter()
     for name in names:
         seen = {label: v.get(name, "-") for label, v in verdicts.items()}
         same = len(set(seen.values())) == 1 and "-" not in seen.values()
         differ += not same
+        if same:
+            agreed[next(iter(seen.values()))] += 1
         out(f"{'same' if same else 'DIFFERENT':9}  {suite.name}/{name}: "
             + ", ".join(f"{label} {v}" for label, v in seen.items()))
     out(f"lava: {len(names) - differ} same, {differ} different ("
         + ", ".join(f"{label}: {path}" for label, path in sources.items()) + ")")
-    return 1 if differ else 0
+    failing = sum(agreed[v] for v in FAILING)
+    status = DIFFERENT if differ else FAILED if failing else PASSED
+    out(f"lava: exit {status}: "
+        + (", ".join(f"{n} {v}" for v, n in sorted(agreed.items())) or "no job")
+        + f" where all agree; {differ} different, {failing} FAIL or ERROR")
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="lava_results", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="lava_results", description=__doc__.split("\n")[0])
     parser.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verdicts", help="LAVA's verdicts from lava-run logs")
@@ -274,10 +300,10 @@ def main(argv: list[str] | None = None) -> int:
         if len(sources) < 2:
             raise ValueError("compare needs two of --ours, --lava, --match")
         return compare(sources, suite)
-    except (SuiteError, OSError, ValueError, KeyError, ET.ParseError,
+    except (SuiteError, OSError, ValueError, KeyError, TypeError, ET.ParseError,
             urllib.error.URLError, json.JSONDecodeError, yaml.YAMLError) as exc:
-        print(f"lava: {exc}", file=sys.stderr)
-        return 2
+        print(f"lava: {shown(str(exc), None)}", file=sys.stderr)
+        return UNUSABLE
 
 
 def _show(results: list[TriggerResult], path: Path | None, meta: dict[str, Any]) -> int:
@@ -285,7 +311,7 @@ def _show(results: list[TriggerResult], path: Path | None, meta: dict[str, Any])
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json(results, path, meta)
-    return 1 if any(r.verdict in ("FAIL", "ERROR") for r in results) else 0
+    return FAILED if any(r.verdict in FAILING for r in results) else PASSED
 
 
 if __name__ == "__main__":
