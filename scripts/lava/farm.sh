@@ -62,6 +62,8 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 . "$lab/scripts/lava/procs.sh"
 # shellcheck source=scripts/lava/judge.sh
 . "$lab/scripts/lava/judge.sh"
+# shellcheck source=scripts/lava/worker.sh
+. "$lab/scripts/lava/worker.sh"
 dispatcher_d=/etc/lava-server/dispatcher.d
 lava_tmp=/var/lib/lava/dispatcher/tmp
 
@@ -116,6 +118,10 @@ mkdir -p "$out"
 farm=$(mktemp -d /tmp/usercopy-lab-farm.XXXXXX)
 echo "$$ $(proc_start $$)" > "$farm/owner"
 chmod 755 "$farm"
+# Tokens (the admin's, the workers'), each a file of mode 0600 in a folder
+# only root enters, never an argument (worker.sh); gone at tear-down.
+secrets=$farm/secrets
+(umask 077 && mkdir "$secrets")
 prefix="usercopy-lab-farm-$$-"
 echo "$prefix" > "$farm/prefix"
 
@@ -126,6 +132,7 @@ teardown() {
 	trap - INT TERM
 	say "tearing down"
 	reap "$farm" $$
+	rm -rf "$secrets"
 	cp -r "$farm/log" "$out/farm-logs" 2>/dev/null
 	say "the farm's folder held $(du -sh "$farm" 2>/dev/null | cut -f1) at the end"
 	if [ -n "${FARM_KEEP:-}" ]; then
@@ -168,16 +175,19 @@ runuser -u postgres -- "$pgbin/initdb" -D "$farm/pg" --auth-local=peer \
 runuser -u postgres -- "$pgbin/pg_ctl" -D "$farm/pg" -l "$farm/log/postgresql.log" -w \
 	-o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories=$farm/pgsock" \
 	start > /dev/null
-runuser -u postgres -- psql -q -h "$farm/pgsock" -p "$pg_port" -d postgres -v ON_ERROR_STOP=1 \
-	-c "CREATE ROLE lavaserver LOGIN PASSWORD '$db_pass'" \
-	-c "CREATE DATABASE lavaserver OWNER lavaserver ENCODING 'UTF8' TEMPLATE template0"
+# The statements on psql's standard input: the password in no argument.
+runuser -u postgres -- psql -q -h "$farm/pgsock" -p "$pg_port" -d postgres -v ON_ERROR_STOP=1 <<EOF
+CREATE ROLE lavaserver LOGIN PASSWORD '$db_pass';
+CREATE DATABASE lavaserver OWNER lavaserver ENCODING 'UTF8' TEMPLATE template0;
+EOF
 
 # ---------------------------------------------------------------- lava-server
 # Configured by environment only: nothing under /etc/lava-server changes.
 web_port=$(free_port)
-settings=$("$py" - "$farm" "$pg_port" "$db_pass" <<'EOF'
-import base64, json, sys
-farm, port, password = sys.argv[1:]
+settings=$(DB_PASS=$db_pass "$py" - "$farm" "$pg_port" <<'EOF'
+import base64, json, os, sys
+farm, port = sys.argv[1:]
+password = os.environ["DB_PASS"]
 print(base64.b64encode(json.dumps({
     "DATABASES": {"default": {"ENGINE": "django.db.backends.postgresql", "NAME": "lavaserver",
                               "USER": "lavaserver", "PASSWORD": password,
@@ -204,10 +214,14 @@ as_lava() { env -C "$farm" setpriv --reuid=lavaserver --regid=lavaserver --init-
 say "lava-server: database migrations"
 waited as_lava lava-server manage migrate --noinput > "$farm/log/migrate.log" 2>&1 ||
 	die "lava-server manage migrate failed (see $farm/log/migrate.log)"
-admin_token=$(secret)
-{ as_lava lava-server manage users add admin --superuser --staff --passwd "$(secret)" &&
-	as_lava lava-server manage tokens add --user admin --secret "$admin_token" \
-	--description "usercopy-lab farm"; } > "$farm/log/users.log" 2>&1
+# The admin's password and token are made by lava-server and read from
+# its standard output (the password, never used, is dropped).
+as_lava lava-server manage users add admin --superuser --staff > /dev/null 2> "$farm/log/users.log"
+admin_token=$(as_lava lava-server manage tokens add --user admin \
+	--description "usercopy-lab farm" 2>> "$farm/log/users.log")
+[[ $admin_token =~ ^[[:alnum:]]+$ ]] || die "lava-server made no admin token (see $farm/log/users.log)"
+secret_file "$secrets/admin.token" "$admin_token"
+secret_file "$secrets/admin.header" "Authorization: Token $admin_token"
 as_lava gunicorn3 lava_server.wsgi --bind "127.0.0.1:$web_port" --workers 4 --timeout 300 \
 	--log-file "$farm/log/gunicorn.log" > "$farm/log/gunicorn.out" 2>&1 &
 record $!
@@ -236,14 +250,13 @@ wait_for "the HTTP server" curl -sfI "$files/initramfs.cpio"
 # $XDG_CONFIG_HOME/lavacli.yaml): the server's address, the admin's token,
 # and a timeout longer than lavacli's 20 s, which a loaded 2-core machine
 # exceeds when it validates a job.
-mkdir -p "$farm/config"
-printf 'farm:\n  uri: http://127.0.0.1:%s/RPC2\n  username: admin\n  token: %s\n  timeout: 300\n' \
-	"$web_port" "$admin_token" > "$farm/config/lavacli.yaml"
-chmod 600 "$farm/config/lavacli.yaml"
-lavacli() { XDG_CONFIG_HOME="$farm/config" command lavacli -i farm "$@"; }
-# api PATH FIELD: a field of a REST API answer (as the admin: a worker's token).
+secret_file "$secrets/lavacli.yaml" "$(printf 'farm:\n  uri: http://127.0.0.1:%s/RPC2\n  username: admin\n  token: %s\n  timeout: 300\n' \
+	"$web_port" "$admin_token")"
+lavacli() { XDG_CONFIG_HOME="$secrets" command lavacli -i farm "$@"; }
+# api PATH FIELD: a field of a REST API answer (as the admin: a worker's
+# token); curl reads the admin's header from its file.
 api() {
-	curl -sf -H "Authorization: Token $admin_token" "$url/api/v0.2/$1" |
+	curl -sf -H @"$secrets/admin.header" "$url/api/v0.2/$1" |
 		"$py" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"
 }
 lavacli device-types add qemu
@@ -265,10 +278,9 @@ for w in $(seq "$workers"); do
 	lavacli devices dict set "qemu-0$w" "$farm/qemu.jinja2"
 	lavacli devices update --health GOOD "qemu-0$w"
 	token=$(api "workers/$name/" token)
+	secret_file "$secrets/$name.token" "$token"
 	mkdir -p "$farm/$name"
-	lava-worker --name "$name" --url "$url/" --token "$token" --worker-dir "$farm/$name" \
-		--ping-interval 2 --level INFO --log-file "$farm/log/$name.log" \
-		> "$farm/log/$name.out" 2>&1 &
+	start_worker "$name" "$url" "$secrets/$name.token" "$farm/$name" "$farm/log"
 	record $!
 done
 online() { [ "$(api "workers/$1/" state)" = Online ]; }
@@ -289,7 +301,8 @@ for job in "${jobs[@]}"; do
 done
 say "submitted ${#jobs[@]} jobs with lavacli ($(head -1 "$out/job-ids.txt")..$(tail -1 "$out/job-ids.txt"))"
 status=0
-waited "$py" -m usercopy_lab.output.lava_results fetch --server "$url" --token "$admin_token" \
+waited "$py" -m usercopy_lab.output.lava_results fetch --server "$url" \
+	--token-file "$secrets/admin.token" \
 	--jobs "$out/job-ids.txt" --out "$out" --json "$out/lava-results.json" \
 	> "$out/lava-table.txt" 2> >(tee "$out/fetch.log" >&2) || status=$?
 [ "$status" -le 1 ] || { cat "$out/fetch.log" >&2; die "could not fetch the results"; }

@@ -22,7 +22,7 @@ farm.sh exit with it): 0 every source agrees and no job is FAIL or ERROR,
 `verdicts` and `fetch` exit 1 when a job is FAIL or ERROR, 2 on bad input.
 
   python3 -m usercopy_lab.output.lava_results verdicts --suite S --logs DIR [--json OUT]
-  python3 -m usercopy_lab.output.lava_results fetch --server URL --jobs IDS [--out DIR] [--json OUT]
+  python3 -m usercopy_lab.output.lava_results fetch --server URL --jobs IDS [--token-file F] [--out DIR] [--json OUT]
   python3 -m usercopy_lab.output.lava_results compare --suite S [--ours R.json] [--lava L.json] [--match M.xml]
 """
 from __future__ import annotations
@@ -271,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("fetch", help="wait for jobs on a lava-server, their verdicts")
     f.add_argument("--server", required=True, help="http://HOST:PORT of lava-server")
     f.add_argument("--jobs", type=Path, required=True, help="file of job ids, one a line")
-    f.add_argument("--token", default="")
+    secret = f.add_mutually_exclusive_group()
+    secret.add_argument("--token", default="", help="a private instance's API token "
+                        "(on the command line: every user's ps shows it)")
+    secret.add_argument("--token-file", type=Path,
+                        help="a file holding the token (what scripts/lava/farm.sh passes)")
     f.add_argument("--out", type=Path, help="keep each job's log and console here")
     f.add_argument("--json", type=Path, help="write the verdicts as a results.json")
     f.add_argument("--timeout", type=float, default=3600.0)
@@ -291,7 +295,10 @@ def main(argv: list[str] | None = None) -> int:
             ids = [i.strip() for i in args.jobs.read_text().split() if i.strip()]
             if not ids or not all(i.isdigit() for i in ids):
                 raise ValueError(f"{args.jobs}: want LAVA job ids, one a line")
-            results = fetch(Server(args.server, args.token), ids, suites, args.out,
+            token = args.token
+            if args.token_file is not None:
+                token = args.token_file.read_text().strip()
+            results = fetch(Server(args.server, token), ids, suites, args.out,
                             args.timeout)
             return _show(results, args.json, {"source": f"lava-server {args.server}"})
         [suite] = pick(suites, [args.suite])
