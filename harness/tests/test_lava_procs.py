@@ -31,12 +31,26 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def wait_for(event, timeout: float = 60) -> bool:
+    """Poll for an event that must come (a process ends, execs); the
+    timeout only says that it never did, far beyond any load's delay."""
+    deadline = time.monotonic() + timeout
+    while not event():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def wait_gone(pid: int) -> bool:
-    for _ in range(100):
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
+    return wait_for(lambda: not alive(pid))
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def test_proc_start_tells_a_process_from_a_reused_id(tmp_path: Path) -> None:
@@ -65,9 +79,14 @@ def test_run_pids_finds_descendants_and_strays_not_bystanders(
          f'setsid sleep 32 > "{run}/job.log" 2>&1 < /dev/null & '
          f'echo $! > "{stray_pid_file}"'], check=True)
     stray = int(stray_pid_file.read_text())
+    # its output goes to the run's folder once it runs sleep (the
+    # redirection comes before the exec)
+    assert wait_for(lambda: cmdline(stray) == b"sleep\0" b"32\0"), cmdline(stray)
     try:
+        # the subshell's sleep exists once the subshell has written its pid
         out = bash(
-            'sleep 33 & child=$!; (sleep 34 & wait) & sub=$!; sleep 0.3; '
+            'sleep 33 & child=$!; (sleep 34 & echo $! > inner; wait) & sub=$!; '
+            'until [ -s inner ]; do sleep 0.01; done; '
             f'mapfile -t found < <(run_pids $$ "{run}/"); '
             'echo "child $child"; echo "found ${found[*]}"; echo "self $$"; '
             'stop_pids "${found[@]}"; wait',
@@ -94,15 +113,18 @@ def test_run_pids_finds_descendants_and_strays_not_bystanders(
 
 def test_stop_pids_kills_what_ignores_sigterm(tmp_path: Path) -> None:
     stubborn = subprocess.Popen(
-        ["bash", "-c", "trap '' TERM; while :; do sleep 0.1; done"])
+        ["bash", "-c", "trap '' TERM; echo ignoring; while :; do sleep 0.1; done"],
+        stdout=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.2)
+        assert stubborn.stdout is not None
+        assert stubborn.stdout.readline() == "ignoring\n"     # its trap is set
         start = time.monotonic()
         out = bash(f"LAVA_STOP_GRACE=2 stop_pids {stubborn.pid}", tmp_path)
         assert out.returncode == 0
         assert "did not stop on SIGTERM within 2 s: SIGKILL" in out.stderr
-        assert 1.8 <= time.monotonic() - start < 20
-        stubborn.wait(timeout=10)
+        # ten 0.2 s sleeps before the SIGKILL: a floor, whatever the load
+        assert time.monotonic() - start >= 1.9
+        assert stubborn.wait(timeout=60) == -9
     finally:
         if stubborn.poll() is None:
             stubborn.kill()
