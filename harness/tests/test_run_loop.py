@@ -212,9 +212,13 @@ def test_late_console_bytes_of_a_paused_guest_are_kept_out_of_every_log(tmp_path
     with open(log, "wb") as f, Guest(["sh", "-c", "printf 'late line\\n'; sleep 30"],
                                      f, False, None) as guest:
         assert guest.child is not None
-        select.select([guest.child.child_fd], [], [], 10)
-        time.sleep(0.2)
-        assert guest.take_unread().replace(b"\r", b"") == b"late line\n"
+        # the pty may hand the line over in parts ("\r\n" after the text):
+        # take what is there each time some comes, until the line is whole
+        unread, deadline = b"", time.monotonic() + 60
+        while unread.replace(b"\r", b"") != b"late line\n":
+            assert time.monotonic() < deadline and len(unread) < 64, unread
+            select.select([guest.child.child_fd], [], [], 1)
+            unread += guest.take_unread()
         assert guest.take_unread() == b""
     assert log.read_bytes() == b""
 
@@ -447,7 +451,13 @@ def test_ctrl_c_writes_partial_results_kills_qemu_and_exits_130(lab):
         seen.append(line)
         if line.startswith("[1/3]"):
             break
-    time.sleep(1.0)                       # LOOP is now hanging in its guest
+    # LOOP is hanging in its guest once its console says it ran the trigger
+    loop_log = lab / "results" / "latest" / "default" / "LOOP.log"
+    deadline = time.monotonic() + 60
+    while not (loop_log.is_file()
+               and b"Performing direct entry LOOP" in loop_log.read_bytes()):
+        assert proc.poll() is None and time.monotonic() < deadline, "".join(seen)
+        time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     rest, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130, "".join(seen) + rest
@@ -489,16 +499,44 @@ def test_ctrl_c_while_a_progress_line_is_printed_stops_the_run_cleanly(lab, monk
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def _lock_held(results: Path) -> bool:
+    """Whether a run holds the lock of a folder in results (as
+    run_dir.running_runs() asks)."""
+    import fcntl
+    for lock_path in results.glob("*/.running"):
+        try:
+            with open(lock_path) as f:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            continue
+    return False
+
+
 def test_two_runs_in_one_results_directory_do_not_collide(lab):
+    """The second run starts while the first holds its lock: the first is
+    stopped (SIGSTOP) from when its lock is held until the second has said
+    that it saw it, however slowly either starts; no sleep decides it."""
     names = ["USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO"]
-    for name in names:
-        (lab / "consoles" / f"{name}.log").write_bytes(
-            b"#! delay: 0.7\n" + (SERIES / f"{name}.log").read_bytes())
+    use_series(lab, *names)
     extra = ["--suite", "default", "-j", "1"] + [a for n in names for a in ("--trigger", n)]
     first = _spawn_cli(lab, *extra)
-    time.sleep(0.5)
-    second = _spawn_cli(lab, *extra)
-    outs = [p.communicate(timeout=60)[0] for p in (first, second)]
+    try:
+        deadline = time.monotonic() + 60
+        while not _lock_held(lab / "results"):
+            assert first.poll() is None and time.monotonic() < deadline, "no lock"
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGSTOP)
+        second = _spawn_cli(lab, *extra)
+        assert second.stdout is not None
+        said = [second.stdout.readline()]
+        while said[-1] and "is also writing to" not in said[-1]:
+            said.append(second.stdout.readline())
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    outs = [p.communicate(timeout=120)[0] for p in (first, second)]
+    outs[1] = "".join(said) + outs[1]
     assert [first.returncode, second.returncode] == [0, 0], outs
     assert "is also writing to" in outs[1]
     runs = sorted(p for p in (lab / "results").iterdir() if p.name != "latest")
