@@ -14,7 +14,7 @@ BESIDE = REPO / "scripts" / "beside.sh"
 
 
 def beside(log: Path, background: str, *foreground: str,
-           timeout: float = 30) -> subprocess.CompletedProcess[str]:
+           timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(BESIDE), str(log), background, *foreground],
                           capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -151,6 +151,6 @@ def test_one_ctrl_c_at_any_moment_ends_everything(tmp_path):
 def test_bad_usage_is_one_line_and_status_2(tmp_path):
     for args in ([], [str(tmp_path / "l"), "true"], [str(tmp_path / "l"), "", "true"]):
         done = subprocess.run([str(BESIDE), *args], capture_output=True, text=True,
-                              timeout=10, check=False)
+                              timeout=120, check=False)
         assert done.returncode == 2
         assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("beside: ")
