@@ -339,9 +339,13 @@ syzkaller-corpus:
 # USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
 # not skips, when this tree exists and its kunit.py does not).  The tests run
 # on JOBS workers (pytest-xdist): 98 s on one, 75 s on two (2026-12-05,
-# load 2-3).
+# load 2-3).  UNIT_DEPS: every module the tests import, through the package
+# that installs it (harness/tests/test_unit_deps.py checks the list against
+# the sources): lava-common's schema (python3-voluptuous) checks the LAVA
+# jobs, python3-junitparser reads the JUnit file.
 UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml \
-	python3-pyelftools python3-pytest-xdist
+	python3-pyelftools python3-pytest-xdist lava-common python3-voluptuous \
+	python3-junitparser
 unit-test:
 	@scripts/install-deps.sh --only $(UNIT_DEPS)
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q -n $(JOBS) harness/tests
