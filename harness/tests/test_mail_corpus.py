@@ -3,7 +3,9 @@
 The corpus is testdata/mail-corpus/index.tsv (3777 messages: commit ids of
 public-inbox git mirrors, expected titles); the mails themselves are built
 by `scripts/mail-corpus.py build` into USERCOPY_LAB_MAIL_CORPUS, else
-build/corpora/mail (`make corpora`, where the network allows).  Counts are
+build/corpora/mail (`make corpora`, where the network allows), else the
+lab's offline copy ../shared/corpora/mail (corpora.py); found, the tests
+run, never skip.  Counts are
 exact: a rule that changes a title changes them, and every message whose
 title differs is listed with its reason in known-misses.tsv (titles of
 mails older than a syzkaller rule change are read through renames.tsv).
@@ -11,7 +13,6 @@ mails older than a syzkaller rule change are read through renames.tsv).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import warnings
@@ -19,18 +20,18 @@ from pathlib import Path
 
 import pytest
 
+from corpora import find_corpus, not_found
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "mail-corpus.py"
 DATA = Path(__file__).parent / "testdata" / "mail-corpus"
-KNOWN_PATH = ROOT / "build" / "corpora" / "mail"
+VARIABLE = "USERCOPY_LAB_MAIL_CORPUS"
 # split -> (messages, titles right, of them by a listed rename)
 EXPECTED = {"dev": (2553, 2488, 79), "heldout": (1224, 1193, 18)}
 
 
 def corpus() -> Path | None:
-    env = os.environ.get("USERCOPY_LAB_MAIL_CORPUS")
-    path = Path(env) if env else KNOWN_PATH
-    return path if path.is_dir() else None
+    return find_corpus("mail", VARIABLE)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -42,8 +43,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_mail_corpus_titles(split):
     path = corpus()
     if path is None:
-        why = ("mail corpus not found: set USERCOPY_LAB_MAIL_CORPUS or run `make corpora` "
-               f"({KNOWN_PATH}); mail corpus test skipped")
+        why = not_found("mail", VARIABLE)
         warnings.warn(why)
         pytest.skip(why)
     proc = run("score", "--json", "--split", split, "--show", "50", str(path))

@@ -2,7 +2,9 @@
 
 google/syzkaller's pkg/report/testdata/linux/report is looked for in
 USERCOPY_LAB_SYZKALLER_CORPUS, else in build/corpora/syzkaller-report
-(`make corpora` fetches it, where the network allows).  scripts/
+(`make corpora` fetches it, where the network allows), else in the lab's
+offline copy ../shared/corpora/syzkaller-report (corpora.py); found, the
+test runs, never skips.  scripts/
 syzkaller-corpus.py runs over it and the numbers must be exactly these:
 712 crash cases with 710 titles equal to TITLE or an ALT, every usercopy
 case and every crash-free case right, the truncated flag equal to
@@ -13,7 +15,6 @@ testdata/syzkaller-corpus/known-misses.tsv.  A new syzkaller corpus
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import warnings
@@ -21,19 +22,19 @@ from pathlib import Path
 
 import pytest
 
+from corpora import find_corpus, not_found
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "syzkaller-corpus.py"
 MISSES = Path(__file__).parent / "testdata" / "syzkaller-corpus" / "known-misses.tsv"
-KNOWN_PATH = ROOT / "build" / "corpora" / "syzkaller-report"
+VARIABLE = "USERCOPY_LAB_SYZKALLER_CORPUS"
 EXPECTED = {"crash_cases": 712, "title_match": 710, "usercopy_cases": 4, "usercopy_match": 4,
             "crash_free_cases": 35, "crash_free_without_report": 35,
             "truncated_agrees_with_corrupted": 709}
 
 
 def corpus() -> Path | None:
-    env = os.environ.get("USERCOPY_LAB_SYZKALLER_CORPUS")
-    path = Path(env) if env else KNOWN_PATH
-    return path if path.is_dir() else None
+    return find_corpus("syzkaller-report", VARIABLE)
 
 
 def known_misses() -> dict[str, list[str]]:
@@ -49,8 +50,7 @@ def known_misses() -> dict[str, list[str]]:
 def test_agreement_with_syzkaller_corpus():
     path = corpus()
     if path is None:
-        why = ("syzkaller corpus not found: set USERCOPY_LAB_SYZKALLER_CORPUS or run "
-               f"`make corpora` ({KNOWN_PATH}); corpus test skipped")
+        why = not_found("syzkaller-report", VARIABLE)
         warnings.warn(why)
         pytest.skip(why)
     proc = subprocess.run([sys.executable, str(SCRIPT), "--json", "--misses", str(path)],
