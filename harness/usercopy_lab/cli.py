@@ -9,6 +9,7 @@ naming the file:line or the missing thing.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -18,16 +19,15 @@ from .capture import shell
 from .capture.console_capture import pexpect_available
 from .capture.initramfs import with_modules
 from .capture.qemu_boot import ARCHES, NATIVE, choose_accel, qemu_available
-from .inputs import (CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir,
-                     writable_file)
+from .inputs import CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir
 from .judge import triage
 from .judge.golden import load_layered
-from .judge.verdict import FAILING
+from .judge.verdict import FAILING, SKIP
 from .model import BootMode, TriggerResult
 from .output import result_formats
 from .output.results_report import ResultsJson, print_table
 from .run.run_dir import open_run_dir
-from .run.run_loop import Job, RunOptions, default_jobs, execute, plan
+from .run.run_loop import Job, RunOptions, StopSignals, default_jobs, execute, plan
 from .run.suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
 from .run.trigger_run import RunLimits, check_golden_name, evaluate_check_log, evaluate_log
 
@@ -132,9 +132,11 @@ def check_outputs(ktap: Path | None, junit: Path | None, results: Path | None = 
     """Every file and folder a run or match writes, checked before the
     first boot (and before matching): InputError naming the first that
     cannot be written."""
-    for option, path in (("--ktap", ktap), ("--junit", junit)):
-        if path is not None and (problem := writable_file(path)):
+    for option, form, path in (("--ktap", "KTAP", ktap), ("--junit", "JUnit", junit)):
+        if path is not None and (problem := result_formats.output_problem(path, form)):
             raise InputError(f"{option} {problem}")
+    if ktap is not None and junit is not None and ktap.resolve() == junit.resolve():
+        raise InputError(f"--ktap and --junit: both name {shown(ktap, None)}")
     if results is not None and (problem := writable_dir(results)):
         raise InputError(f"{shown(results, None)}: cannot write results there: {problem}")
 
@@ -146,9 +148,24 @@ def cmd_suite_kernel(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    # From here on SIGINT and SIGTERM only mark the run stopped: one that
+    # comes before the first guest still leaves whole result files.
+    with StopSignals() as stop:
+        return _plan_and_run(args, stop)
+
+
+def _plan_and_run(args: argparse.Namespace, stop: StopSignals) -> int:
     suites = load_suites(args.suites_file)
     names = args.suite or default_names(suites)
+    if not names:
+        raise InputError(f"{shown(args.suites_file, None)}: no suite to run (the file "
+                         "defines none that runs without --suite)")
     pick(suites, names)
+    if args.trigger and len(set(args.trigger)) < len(args.trigger):
+        twice = sorted({t for t in args.trigger if args.trigger.count(t) > 1})
+        print(f"usercopy-lab: --trigger {', '.join(twice)} given more than once; "
+              "each runs once", file=sys.stderr)
+        args.trigger = list(dict.fromkeys(args.trigger))
     inputs = load_inputs(suites)   # every suite's goldens and triggers, before any boot
     for overlay in args.golden_overlay:
         suite, eq, folder = overlay.partition("=")
@@ -215,11 +232,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{args.results / 'latest'} names the run started last", flush=True)
         meta = {"run_id": run_dir.run_id, "accel": accel.accel,
                 "accel_reason": accel.reason, "suites": names}
-        return _run(args, jobs, run_dir.path, meta, suites)
+        return _run(args, jobs, run_dir.path, meta, suites, stop)
 
 
 def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
-         meta: dict[str, object], suites: dict[str, Suite]) -> int:
+         meta: dict[str, object], suites: dict[str, Suite], stop: StopSignals) -> int:
     options = RunOptions(BootMode(args.boot), args.jobs,
                          RunLimits(args.boot_timeout, args.trigger_timeout,
                                    args.restore_timeout),
@@ -237,10 +254,18 @@ def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
     results_json = ResultsJson(json_path)
 
     def save(results: list[TriggerResult]) -> None:
-        results_json.write(results, meta)
+        # "complete": false until the last write: a results.json left by a
+        # run that died never reads like a whole run
+        results_json.write(results, {**meta, "complete": False})
 
-    outcome = execute(jobs, options, out_dir, sys.stdout, on_result=save)
-    results_json.write(outcome.results, {**meta, "interrupted": outcome.interrupted,
+    outcome = execute(jobs, options, out_dir, sys.stdout, on_result=save, stop=stop)
+    if outcome.disk_full:
+        print(f"usercopy-lab: {outcome.disk_full}; the run stopped, the verdicts of "
+              f"{results_json.written} guest(s) are in {shown(json_path, None)} "
+              "(complete: false)", file=sys.stderr)
+        return 2
+    results_json.write(outcome.results, {**meta, "complete": not outcome.interrupted,
+                                         "interrupted": outcome.interrupted,
                                          "not_run": outcome.not_run,
                                          "wall_seconds": round(outcome.wall_seconds, 2)},
                        fresh=True)
@@ -250,10 +275,26 @@ def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
     print_table(outcome.results, sys.stdout)
     print(f"guest wall time {outcome.wall_seconds:.1f}s; results: {json_path}")
     if outcome.interrupted:
-        print(f"usercopy-lab: interrupted; {len(outcome.not_run)} guest(s) not run, "
-              f"partial results in {json_path}", file=sys.stderr)
-        return 130
+        how = signal.Signals(outcome.signal or signal.SIGINT)
+        print(f"usercopy-lab: interrupted ({how.name}); {len(outcome.not_run)} guest(s) "
+              f"not run, partial results in {json_path}", file=sys.stderr)
+        return 128 + how.value
+    if unknown := _unknown_triggers(args.trigger or [], outcome.results):
+        print(f"usercopy-lab: --trigger {', '.join(unknown)}: not a crash type of the "
+              "guest's LKDTM (provoke-crash/DIRECT does not list it) and no golden file "
+              "expects that", file=sys.stderr)
+        return 2
     return 1 if any(r.verdict in FAILING for r in outcome.results) else 0
+
+
+def _unknown_triggers(asked: list[str], results: list[TriggerResult]) -> list[str]:
+    """The triggers named with --trigger that the guest's LKDTM did not
+    know (SKIP, decide()) with no golden file saying it should not: a
+    typo must not pass a gate.  A suite's own list may hold triggers a
+    kernel lacks (their SKIP is the suite's answer); a name asked for by
+    hand is meant to run."""
+    return sorted({r.trigger for r in results
+                   if r.trigger in asked and r.verdict == SKIP and r.golden is None})
 
 
 def cmd_match(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ pexpect is imported here only when a guest is started: `match` and
 from __future__ import annotations
 
 import ctypes
+import errno
 import io
 import re
 import signal
@@ -36,6 +37,12 @@ END = "USERCOPY-LAB-END"
 END_LINE = END + r"[^\r\n]*[\r\n]"
 START_LINE = START + r"[^\r\n]*[\r\n]"
 TRAILER = "# usercopy-lab: capture ended: "
+
+
+def is_disk_full(exc: OSError) -> bool:
+    """A write failed for want of room (no space, quota): the run must stop
+    and say where, not record an ERROR per guest."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 class CaptureEnd(str, Enum):
@@ -329,6 +336,11 @@ class CaptureLog:
             errors += (pexpect.ExceptionPexpect,)
         except ImportError:
             pass
+        if isinstance(exc, OSError) and is_disk_full(exc):
+            self.file.close()
+            if exc.filename is None:     # a write names no file: this log's
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+            return False
         handled = exc is not None and isinstance(exc, errors)
         if handled:
             self.cap.end = CaptureEnd.HARNESS_ERROR

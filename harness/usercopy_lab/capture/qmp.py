@@ -6,11 +6,29 @@ reload a guest that a worker slot keeps between triggers (restore.py).
 from __future__ import annotations
 
 import json
+import os
 import socket
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+
+SOCKET_NAME = "qmp.sock"
+_SUN_PATH_MAX = 107       # sockaddr_un.sun_path holds 108 bytes with its NUL
+
+
+def socket_dir() -> Path:
+    """A new private folder for one QEMU's QMP socket (SOCKET_NAME in it;
+    the caller removes it): in TMPDIR, unless a socket there would be
+    longer than a unix socket path may be (a deep TMPDIR, as pytest's), then
+    in /tmp.  Never beside the results, whose paths have no bound."""
+    folder = Path(tempfile.mkdtemp(prefix="usercopy-lab-qmp-"))
+    if len(os.fsencode(folder / SOCKET_NAME)) <= _SUN_PATH_MAX:
+        return folder
+    folder.rmdir()
+    return Path(tempfile.mkdtemp(prefix="usercopy-lab-qmp-", dir="/tmp"))
 
 
 class QmpError(Exception):

@@ -22,7 +22,6 @@ exit is noticed.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -31,7 +30,7 @@ from ..inputs import shown
 from ..model import BootMode
 from .console_capture import END_LINE, START_LINE, Cancel, Capture, CaptureEnd, CaptureLog, Guest
 from .qemu_boot import GuestSpec, Machine
-from .qmp import QmpClient, QmpError
+from .qmp import SOCKET_NAME, QmpClient, QmpError, socket_dir
 
 
 @dataclass(frozen=True)
@@ -53,8 +52,8 @@ class ResidentQemu:
         self.machine = machine
         self.restore = restore
         self._cancel = cancel
-        self._dir = Path(tempfile.mkdtemp(prefix="usercopy-lab-qmp-"))
-        self._qmp_path = self._dir / "qmp.sock"      # short: unix socket paths are limited
+        self._dir = socket_dir()
+        self._qmp_path = self._dir / SOCKET_NAME
         self.argv = machine.snapshot_argv(restore.image, qmp_socket=self._qmp_path,
                                           loadvm=restore.tag, aio=restore.aio)
         self.guest: Guest | None = None

@@ -20,7 +20,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from pathlib import Path
 
 from .console_capture import WAITING, Cancel, CaptureEnd, Guest, eof
 from .qemu_boot import QEMU_IMG, Machine
-from .qmp import QmpClient, QmpError
+from .qmp import SOCKET_NAME, QmpClient, QmpError, socket_dir
 from .restore import Restore
 
 SNAPSHOT_TAG = "ready"
@@ -104,8 +103,9 @@ def make_snapshot(machine: Machine, directory: Path, boot_timeout: float,
         raise SnapshotError(f"{QEMU_IMG} create failed: {made.stderr.strip() or made.returncode}")
     aio, aio_note = image_aio(image)
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="usercopy-lab-qmp-") as tmp:
-        qmp_path = Path(tmp) / "qmp.sock"   # short: unix socket paths are limited
+    sockets = socket_dir()
+    try:
+        qmp_path = sockets / SOCKET_NAME
         argv = machine.snapshot_argv(image, qmp_socket=qmp_path, aio=aio)
         with open(log_path, "wb") as log:
             log.write(("# qemu: " + " ".join(argv) + "\n").encode())
@@ -126,6 +126,11 @@ def make_snapshot(machine: Machine, directory: Path, boot_timeout: float,
             except OSError as exc:
                 log.write(f"\n# usercopy-lab: no snapshot: {exc}\n".encode())
                 raise SnapshotError(f"{exc} (console: {log_path})") from exc
+    except BaseException:
+        image.unlink(missing_ok=True)     # no snapshot in it: tens of MB for nothing
+        raise
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     console = log_path.read_bytes()
     body = console.split(b"\n", 1)[1] if console.startswith(b"# qemu:") else console
     cut = body.find(WAITING.encode())

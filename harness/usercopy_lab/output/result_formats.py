@@ -19,7 +19,9 @@ XFAIL -> <skipped> (type "skip" / "xfail", as pytest writes xfail).
 from __future__ import annotations
 
 import datetime
+import os
 import re
+import stat
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from ..inputs import shown
+from ..inputs import shown, writable_file
 from ..judge.verdict import ERROR, FAIL, PASS, SKIP, XFAIL
 from ..model import Report, usercopy_line
 from ..model import TriggerResult
@@ -208,6 +210,46 @@ def read_junit_verdicts(path: Path) -> dict[tuple[str, str], str]:
             key = (el.tag, el.get("type", "")) if el is not None else (None, "")
             verdicts[(ts.get("name", ""), case.get("name", ""))] = forms.get(key, "?")
     return verdicts
+
+
+# What an existing file must begin with (after white space) for a run to
+# replace it with a new file of that format: an earlier run's output.
+OUTPUT_HEADS: Mapping[str, tuple[bytes, ...]] = MappingProxyType({
+    "KTAP": (b"KTAP version", b"TAP version"),
+    "JUnit": (b"<?xml", b"<testsuites", b"<testsuite"),
+})
+
+
+def output_problem(path: Path, form: str) -> str | None:
+    """None when path may take a `form` (OUTPUT_HEADS) output: a new name
+    in a folder that can be written, an empty file, or a regular file
+    holding one already; else one line saying why not.  Never a device,
+    FIFO, socket or symbolic link (the output is renamed over its path, so
+    that would replace them: /dev/null, /proc/self/fd/1), nor a file that
+    holds anything else (a console log named after a forgotten option
+    value), which stays as it is."""
+    name = shown(path, None)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:    # a new name
+        return writable_file(path)
+    except OSError as exc:       # e.g. under a file: writable_file says so
+        return writable_file(path) or f"{name}: {shown(exc.strerror or exc, None)}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{name}: is a symbolic link; name the file itself, or a new file"
+    if stat.S_ISDIR(st.st_mode):
+        return f"{name}: is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+        return f"{name}: is {kind}, not a regular file"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256).lstrip()
+    except OSError as exc:
+        return f"{name}: {shown(exc.strerror or exc, None)}"
+    if head and not head.startswith(OUTPUT_HEADS[form]):
+        return f"{name}: exists and is not a {form} file; refusing to replace it"
+    return writable_file(path)
 
 
 def _replace(path: Path, write) -> None:

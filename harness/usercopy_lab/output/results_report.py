@@ -59,6 +59,7 @@ class ResultsJson:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._encoded: dict[int, tuple[TriggerResult, str]] = {}
+        self.written = 0          # results in the file as it is now
 
     def _entry(self, result: TriggerResult, fresh: bool) -> str:
         cached = self._encoded.get(id(result))
@@ -77,5 +78,10 @@ class ResultsJson:
             entries = ",\n".join(self._entry(r, fresh) for r in results)
             head = head[:-len("[]\n}")] + "[\n" + entries + "\n  ]\n}"
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(head + "\n", encoding="utf-8")
-        tmp.replace(self.path)
+        try:
+            tmp.write_text(head + "\n", encoding="utf-8")
+            tmp.replace(self.path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)    # the last whole results.json stays
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+        self.written = len(results)

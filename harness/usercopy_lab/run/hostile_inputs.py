@@ -35,7 +35,7 @@ never ends; "endless-text": a pipe of kernel log lines that never ends),
 why (where the case comes from), and files: path -> one of
 {text = "..."}, {text = "...", times = N, head = "", tail = ""} (text
 repeated; append = "repo/relative/path" adds that file after it),
-{symlink = "/dev/zero"}, {random = N, seed = S}, {dir = true},
+{symlink = "/dev/zero"}, {random = N, seed = S}, {dir = true}, {fifo = true},
 {copy = "repo/relative/path"} (with line_ends = "cr": its line ends made
 lone "\\r"; with gzip = true: compressed, and cut = F: only the first
 fraction F of the compressed bytes kept).  Text, names and arguments may
@@ -168,6 +168,8 @@ def write_files(files: dict[str, dict[str, Any]], tmp: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if spec.get("dir"):
             path.mkdir(exist_ok=True)
+        elif spec.get("fifo"):
+            os.mkfifo(path)
         elif "symlink" in spec:
             path.symlink_to(spec["symlink"])
         elif "random" in spec:

@@ -8,8 +8,10 @@ its triggers (restore.py; RunOptions.reuse_qemu), or boots in full.
 Results come back in plan order whatever order the guests finish in; one
 progress line per guest is printed as it finishes.  With more than one
 worker, every snapshot is made up front, beside the first guests.  Ctrl-C
-cancels the run: every QEMU is killed, the guests cut short are kept as
-ERROR (interrupted), the rest are listed as not run.
+or SIGTERM (a CI timeout, `timeout`, a cancelled job) cancels the run:
+every QEMU is killed, the guests cut short are kept as ERROR
+(interrupted), the rest are listed as not run, and the caller still
+writes every result file.
 """
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from ..capture.console_capture import Cancel
+from ..capture.console_capture import Cancel, is_disk_full
 from ..capture.qemu_boot import GuestSpec, Machine, arch_accel
 from ..capture.restore import ResidentSlot
 from ..capture.snapshot import SnapshotPool
@@ -75,8 +77,10 @@ class RunOptions:
 class RunOutcome:
     results: list[TriggerResult]       # plan order; only guests that ran
     interrupted: bool = False
+    signal: int | None = None          # the signal that interrupted it
     not_run: list[str] = field(default_factory=list)   # suite/name never started
     wall_seconds: float = 0.0
+    disk_full: str | None = None       # "PATH: strerror" that stopped the run
 
 
 def plan(suites: list[Suite], inputs: dict[str, SuiteInputs], triggers: list[str] | None,
@@ -147,8 +151,15 @@ def progress_line(result: TriggerResult) -> str:
 
 
 def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
-            on_result: Callable[[list[TriggerResult]], None] | None = None) -> RunOutcome:
-    """Run jobs; on_result gets the results so far (plan order) after each guest."""
+            on_result: Callable[[list[TriggerResult]], None] | None = None,
+            stop: StopSignals | None = None) -> RunOutcome:
+    """Run jobs; on_result gets the results so far (plan order) after each
+    guest.  stop: the caller's StopSignals, entered before execute (a
+    signal that came earlier stops the run before its first guest); without
+    it, execute takes SIGINT and SIGTERM itself while it runs."""
+    if stop is None:
+        with StopSignals() as own:
+            return execute(jobs, options, out_dir, out, on_result, own)
     start = time.monotonic()
     cancel = Cancel()
     print_lock = threading.Lock()
@@ -196,31 +207,49 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
     # lock inside queue/concurrent.futures) held, and the cleanup then waits
     # on it for ever (seen 2026-12-05: booted test_ctrl_c_mid_suite, a lab
     # after "interrupted: stopping every guest" with three threads in
-    # futex waits, 41 min later).
-    stop = threading.Event()
-    old_sigint = _on_sigint(stop)
+    # futex waits, 41 min later).  A disk that fills up (a console log or
+    # results.json that cannot be written) stops the run the same way: no
+    # later verdict could be kept.
+    full: list[str] = []
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="guest")
     futures: dict[Future[TriggerResult | None], int] = {}
     try:
-        if pool is not None and workers > 1:
+        if stop.event.is_set():     # stopped before the first guest: none starts
+            jobs_to_start: list[Job] = []
+        else:
+            jobs_to_start = jobs
+        if pool is not None and workers > 1 and jobs_to_start:
             firsts: dict[Machine, Job] = {}
             for job in jobs:
                 firsts.setdefault(job.spec.machine, job)
             for job in firsts.values():
                 executor.submit(prepare, job)
-        futures = {executor.submit(work, job): i for i, job in enumerate(jobs)}
+        futures = {executor.submit(work, job): i for i, job in enumerate(jobs_to_start)}
         pending = set(futures)
-        while pending and not stop.is_set():
+        while pending and not stop.event.is_set() and not full:
             done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             for fut in sorted(done, key=futures.__getitem__):
                 finished += 1
-                _collect(fut, futures[fut], results, jobs, out_dir)
-                if (r := results[futures[fut]]) is not None:
-                    with print_lock:
-                        print(f"[{finished}/{len(jobs)}] {progress_line(r)}", file=out, flush=True)
-                if on_result is not None:
-                    on_result([r for r in results if r is not None])
-        if stop.is_set():
+                try:
+                    _collect(fut, futures[fut], results, jobs, out_dir)
+                    if (r := results[futures[fut]]) is not None:
+                        with print_lock:
+                            print(f"[{finished}/{len(jobs)}] {progress_line(r)}", file=out,
+                                  flush=True)
+                    if on_result is not None:
+                        on_result([r for r in results if r is not None])
+                except OSError as exc:
+                    if not is_disk_full(exc):
+                        raise
+                    full.append(f"{shown(exc.filename or out_dir, None)}: {exc.strerror}")
+                    say(f"{full[0]}: stopping every guest")
+                    break
+        if full:
+            cancel.cancel()
+            for fut in futures:
+                fut.cancel()
+            wait(futures)
+        elif stop.event.is_set():
             # A second Ctrl-C during the cleanup only sets the event again.
             interrupted = True
             say("interrupted: stopping every guest")
@@ -232,25 +261,49 @@ def execute(jobs: list[Job], options: RunOptions, out_dir: Path, out: TextIO,
                 _collect(fut, i, results, jobs, out_dir)
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
-        if old_sigint is not None:
-            signal.signal(signal.SIGINT, old_sigint)
         for resident in residents.values():
             resident.close()
         if pool is not None and not options.keep_snapshots:
             pool.remove_images()
     outcome = RunOutcome([r for r in results if r is not None], interrupted,
+                         stop.signum if interrupted else None,
                          [j.label for j, r in zip(jobs, results) if r is None],
-                         time.monotonic() - start)
-    if on_result is not None:
+                         time.monotonic() - start, full[0] if full else None)
+    if on_result is not None and not full:
         on_result(outcome.results)
     return outcome
 
 
-def _on_sigint(stop: threading.Event) -> Callable[..., object] | int | None:
-    """SIGINT sets stop; returns the handler it replaced (None off the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, lambda _sig, _frame: stop.set())
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopSignals:
+    """While entered (on the main thread), SIGINT and SIGTERM (a CI
+    timeout, `timeout`, a cancelled job) set event and are recorded
+    instead of ending the process, so that a run stopped by either still
+    writes every result file; left, the old handlers are back.  Off the
+    main thread, where Python cannot set handlers, it changes nothing."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signum: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def _caught(self, signum: int, _frame: object) -> None:
+        if self.signum is None:
+            self.signum = signum
+        self.event.set()
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            self._old = {signum: signal.signal(signum, self._caught) for signum in STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._old.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+        self._old = {}
 
 
 def _collect(fut: Future[TriggerResult | None], i: int, results: list[TriggerResult | None],
@@ -261,6 +314,8 @@ def _collect(fut: Future[TriggerResult | None], i: int, results: list[TriggerRes
     if exc is None:
         results[i] = fut.result()
         return
+    if isinstance(exc, OSError) and is_disk_full(exc):
+        raise exc
     job = jobs[i]      # a harness bug: keep the run going, name it in the results
     results[i] = TriggerResult(job.suite, job.spec.name, ERROR, f"harness-error: {exc!r}",
                                0.0, str(out_dir / job.log), None, fault="harness-error")

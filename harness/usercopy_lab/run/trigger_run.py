@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..capture.console_capture import Cancel, Capture, capture_guest
+from ..capture.console_capture import Cancel, Capture, capture_guest, is_disk_full
 from ..capture.qemu_boot import GuestSpec
 from ..capture.restore import ResidentSlot, Restore, restore_guest
 from ..judge.console_scan import grep_after_start, scan_console
@@ -88,6 +88,8 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
                                 limits.trigger_timeout, live=live, cancel=cancel)
             result = _evaluate(suite, spec, log_path, golden, expected_text, cap, selftests)
     except Exception as exc:  # the log must still be reported, never lost
+        if isinstance(exc, OSError) and is_disk_full(exc):
+            raise                 # but a full disk stops the run (run_loop)
         return TriggerResult(suite, spec.name, ERROR, f"harness error: {exc!r}", 0.0,
                              str(log_path), None, fault="harness-error", fallback=fallback,
                              qemu_retry=retry)
