@@ -255,6 +255,23 @@ def _size(limit: int) -> str:
         else f"{limit} bytes"
 
 
+def file_kind(mode: int) -> str:
+    """What a file of this st_mode is, for a message: "a FIFO (named
+    pipe)", "a character device", ... (read_bounded's words)."""
+    return "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else _kind(mode)
+
+
+def too_big(path: Path, size: int, limit: int, what: str = "file") -> str | None:
+    """None when size is at most limit, else read_bounded's line for a file
+    over its limit: 'PATH: more than LIMIT, the most a WHAT may be'.  For
+    the files read in a stream rather than whole (a console that match
+    scans): the caller knows the size (a stat) and says which option
+    raises the limit."""
+    if size <= limit:
+        return None
+    return f"{shown(path, None)}: more than {_size(limit)}, the most a {what} may be"
+
+
 def read_bounded(path: Path, limit: int, error: type[Exception] = InputError,
                  what: str = "file") -> bytes:
     """The bytes of path, a regular file or a pipe of at most limit bytes;

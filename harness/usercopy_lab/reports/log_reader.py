@@ -11,7 +11,9 @@ captures) is read with "\\r" as its line end (and "\\r\\n" as one end).
   iter_lines(f)           (line number, text) of every line of a stream:
                           a console read whole without holding it whole
   open_log(path)          a binary stream, transparently decompressed
-                          (gzip, xz, bz2) and refused past MAX_DECOMPRESSED
+                          (gzip, xz, bz2) and refused past MAX_DECOMPRESSED;
+                          never waits: a FIFO is refused (NotAFile), a
+                          device read without waiting (what it has now)
   candidate_lines(f, ...) the lines of a stream that need looking at:
                           every line while a report is open, otherwise
                           only lines with a trigger substring, found in
@@ -24,28 +26,48 @@ binary pipe end at once); a plain stream is read up to max_input bytes
 (ScanStats.cut_at: the rest is ignored, with a warning); a compressed
 one that ends early (a cut download) keeps what was whole before the cut
 (ScanStats.truncated), as zcat does.
+
+Time: a path is opened without waiting (O_NONBLOCK): a FIFO (named pipe)
+is refused, as a writer that never comes or never writes would keep it
+waiting forever (a pipe is read as standard input, whose wait is the
+caller's own); a character or block device is read without ever waiting
+(/dev/kmsg: its records now, as dmesg reads it; ScanStats.would_wait).
+A live stream (standard input that is a pipe or a terminal) is read as
+its data comes (read1), so a report is out as soon as the line after it
+arrives, not when the next 1 MiB does.
 """
 from __future__ import annotations
 
 import bz2
+import errno
 import gzip
 import heapq
 import io
 import lzma
+import os
+import stat
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ..inputs import too_big
+
 MAX_LINE = 64 * 1024                  # bytes looked at in one piece of a line
 CHUNK = 1 << 20                       # bytes read at a time
 MAX_DECOMPRESSED = 1 << 30            # bytes a compressed log may expand to
 MAX_INPUT = 16 << 30                  # bytes read of one log (an endless pipe stops there)
+MAX_CONSOLE_MIB = 128                 # MiB of one console `match` reads (the lab's: < 1 MB)
 SAMPLE = 64 * 1024                    # bytes the binary and line-end checks look at
 
 
 class LogFormatError(ValueError):
     """The input is not a readable text log (binary, a decompression bomb)."""
+
+
+class NotAFile(LogFormatError):
+    """A path that is a FIFO or a socket: refused unread (never waited on)."""
 
 
 def cr_line_ends(sample: bytes) -> bool:
@@ -117,10 +139,13 @@ class _Bounded:
 
 
 class _Borrowed:
-    """A stream the caller keeps open (standard input)."""
+    """A stream the caller keeps open (standard input).  live: a pipe or a
+    terminal, read as its data comes (read1: one read of what is there,
+    not waiting for the whole size asked)."""
 
     def __init__(self, inner: BinaryIO) -> None:
-        self.read = inner.read
+        self.live = _is_live(inner)
+        self.read = getattr(inner, "read1", inner.read) if self.live else inner.read
 
     def __enter__(self) -> _Borrowed:
         return self
@@ -154,9 +179,86 @@ def open_stream(f: BinaryIO, max_decompressed: int = MAX_DECOMPRESSED,
     return f if owned else _Borrowed(f)  # type: ignore[return-value]
 
 
+def _is_live(f: BinaryIO) -> bool:
+    """Whether f is a pipe, terminal or socket (data comes while it is read)."""
+    try:
+        mode = os.fstat(f.fileno()).st_mode
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False            # a stream in memory
+    return not (stat.S_ISREG(mode) or stat.S_ISBLK(mode))
+
+
+class _Device:
+    """A character or block device, read without ever waiting: what it has
+    now, and the end where a read would wait (would_wait: True then)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+        self._head = b""
+        self.would_wait = False
+
+    def _read(self, size: int) -> bytes:
+        if self.would_wait or self._fd is None:
+            return b""
+        try:
+            return os.read(self._fd, size)
+        except BlockingIOError:
+            self.would_wait = True
+            return b""
+
+    def peek(self, size: int = 1) -> bytes:
+        if not self._head:      # a whole read: /dev/kmsg refuses one shorter than a record
+            self._head = self._read(CHUNK)
+        return self._head
+
+    def read(self, size: int | None = -1) -> bytes:
+        size = CHUNK if size is None or size < 0 else size
+        if self._head:
+            out, self._head = self._head[:size], self._head[size:]
+            return out
+        return self._read(size)
+
+    read1 = read
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> _Device:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def is_compressed(f: object) -> bool:
+    """Whether f (from open_stream or open_log) decompresses its input."""
+    return isinstance(f, _Bounded)
+
+
 def open_log(path: str | Path, max_decompressed: int = MAX_DECOMPRESSED) -> BinaryIO:
-    """A binary stream of path, transparently decompressed (gz, xz, bz2)."""
-    return open_stream(open(path, "rb"), max_decompressed, owned=True)
+    """A binary stream of path, transparently decompressed (gz, xz, bz2).
+    Opening never waits: a FIFO or socket is NotAFile, a device is read
+    without waiting (_Device), a directory is IsADirectoryError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            what = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket"
+            raise NotAFile(f"is {what}, not read: its writer may never come or never "
+                           "write (pipe it to standard input instead)")
+        if stat.S_ISREG(mode):
+            os.set_blocking(fd, True)
+            f: BinaryIO = open(fd, "rb")
+        else:
+            f = _Device(fd)  # type: ignore[assignment]
+    except BaseException:
+        os.close(fd)
+        raise
+    return open_stream(f, max_decompressed, owned=True)
 
 
 def looks_binary(sample: bytes) -> bool:
@@ -180,6 +282,7 @@ class ScanStats:
     reports: int = 0                  # reports found so far (iter_stream counts)
     truncated: str | None = None      # a compressed stream that ended early: why
     cut_at: int = 0                   # reading stopped after this many bytes (max_input)
+    would_wait: bool = False          # a device: reading ended where a read would wait
 
 
 def _chunks(f: BinaryIO, stats: ScanStats, chunk_size: int,
@@ -188,6 +291,7 @@ def _chunks(f: BinaryIO, stats: ScanStats, chunk_size: int,
     "\\n" when the start of f uses them), at most max_input bytes."""
     first = True
     cr_held = b""
+    live = getattr(f, "live", False)
     while True:
         if stats.bytes >= max_input:
             if f.read(1):
@@ -199,8 +303,10 @@ def _chunks(f: BinaryIO, stats: ScanStats, chunk_size: int,
         stats.bytes += len(chunk)
         if first:
             first = False
-            # a decompressor's first step may be small: look at 64 KiB
-            while len(chunk) < SAMPLE and stats.bytes < max_input:
+            # a decompressor's first step may be small: look at 64 KiB (a
+            # live stream is looked at as it comes: waiting for 64 KiB would
+            # hold back the reports of a quiet pipe)
+            while len(chunk) < SAMPLE and stats.bytes < max_input and not live:
                 more = f.read(min(SAMPLE, max_input - stats.bytes))
                 if not more:
                     break
@@ -216,6 +322,7 @@ def _chunks(f: BinaryIO, stats: ScanStats, chunk_size: int,
     if cr_held:
         yield b"\n"
     stats.truncated = getattr(f, "truncated", None)
+    stats.would_wait = getattr(f, "would_wait", False)
 
 
 def candidate_lines(f: BinaryIO, triggers: tuple[bytes, ...], busy: Callable[[], bool],
@@ -357,3 +464,24 @@ def read_head(f: BinaryIO, size: int = SAMPLE) -> bytes:
         parts.append(data)
         got += len(data)
     return b"".join(parts)
+
+
+def console_problem(path: Path, limit: int) -> str | None:
+    """None when the console at path holds at most limit bytes, else one
+    line naming it and the limit (match refuses it: a verdict on part of a
+    console would be a guess).  A plain file's size is its stat; a
+    compressed one is expanded, counting, no further than limit + 1 bytes.
+    A file that cannot be read is None here: reading it says why."""
+    try:
+        with open_log(path, limit) as f:
+            if not is_compressed(f):
+                return too_big(path, os.fstat(f.fileno()).st_size, limit, "console log")
+            while f.read(CHUNK):
+                pass
+    except NotAFile:
+        return None
+    except LogFormatError:       # expands past limit (_Bounded)
+        return too_big(path, limit + 1, limit, "console log (expanded)")
+    except (OSError, EOFError, lzma.LZMAError, zlib.error):
+        return None
+    return None
