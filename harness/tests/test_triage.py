@@ -120,7 +120,9 @@ def test_garbage_gives_message_not_traceback(capsys, arg, message):
 def test_directory_without_logs(tmp_path, capsys):
     (tmp_path / "notes.json").write_text("{}")
     rc, out, err = cli(capsys, tmp_path)
-    assert rc == 2 and "directory has no log files" in err and "nothing to read" in err
+    # one line: the directory, the rule, and what it held instead
+    assert rc == 2 and err.count("\n") == 1, err
+    assert "directory has no log files" in err and "not read: notes.json (not a log by its name)" in err
 
 
 def test_one_huge_line(tmp_path, capsys):

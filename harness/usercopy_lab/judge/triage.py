@@ -15,8 +15,19 @@ report matches.  --vmlinux resolves frames to file:line.  A compressed log
 that expands past --max-decompressed MiB (default 1024) is refused, as a
 decompression bomb.  At most --max-input MiB (default 16384) of one log
 are read (an endless pipe ends there, with a warning).  Directories are
-searched for logs; symbolic links are followed, each directory and file
-once.  Lines end at "\\n" (or at a lone "\\r" in a log that ends its lines so).
+searched for logs: a file whose name, less .gz/.xz/.bz2 and rotation
+suffixes (.1, -20240101, .old), has no suffix or .log, .txt, .dmesg,
+.console, .out or .serial (so kern.log.1, dmesg.0, syslog.2.gz); every
+other entry is named on stderr, "DIR: not read: NAME (why), ...".
+Symbolic links are followed, each directory and file once.  Lines end at
+"\\n" (or at a lone "\\r" in a log that ends its lines so).
+
+Nothing waits without a bound but standard input: a FIFO given by name is
+refused (pipe it to "-" instead), a device is read without waiting (what
+it has now: /dev/kmsg's records).  Standard input is read as it comes:
+each --json record is written, and flushed, when the line after its
+report arrives.  A compressed log's reports are held until it has been
+read whole: a decompression bomb is refused whole, table and --json.
 
 A binary file (its first 64 KiB) without a report is skipped at once
 (/dev/zero, /dev/urandom, an endless binary pipe).  A compressed log that
@@ -25,8 +36,9 @@ zcat shows it, with a warning on stderr; the exit status is then what its
 reports give.  --baseline FILE is JSON (a results.json, a list of
 reports, or --json's one report per line; a .json name, or text starting
 with "{" or with "[" then "{", "[", "]" or '"') or else a log (a dmesg
-line starts "[  12.3" or "[Mon ..."); an empty, binary or
-unreadable baseline is an error.  Names and report text are printed with
+line starts "[  12.3" or "[Mon ..."); an empty, binary, unreadable or
+too big baseline (JSON: over 8 MiB or 250 000 values) is an error, as is
+a FIFO or device.  Running out of memory is exit 2, one line.  Names and report text are printed with
 control characters escaped; Ctrl-C stops with status 130 after the last
 whole --json record.
 
@@ -46,8 +58,9 @@ from ..inputs import shown
 from ..model import Report
 from ..reports.symbolize import SymbolizeError, Symbolizer
 from .golden import Golden, load_dir, match_report
+from .triage_baseline import load_baseline
 from .triage_inputs import (DEFAULT_MAX_DECOMPRESSED_MIB, DEFAULT_MAX_INPUT_MIB, Limits,
-                            ScanCount, TriageError, find_logs, load_baseline, scan)
+                            ScanCount, TriageError, find_logs, scan)
 
 STATUS_NEW, STATUS_STILL, STATUS_GONE = "new", "still present", "gone"
 GOLDEN_MATCH_LIMIT = 50   # reports per signature matched against golden files
@@ -145,10 +158,10 @@ def add_parser(subparsers: Any) -> None:
                    help="golden directory (expected-oops/ or one suite of it)")
     p.add_argument("--syz-titles", action="store_true",
                    help="show syzkaller's titles (as on the syzbot dashboard) in the table")
-    p.add_argument("--max-decompressed", type=_mib, default=DEFAULT_MAX_DECOMPRESSED_MIB,
+    p.add_argument("--max-decompressed", type=mib, default=DEFAULT_MAX_DECOMPRESSED_MIB,
                    metavar="MIB", help="refuse a compressed log that expands past this "
                    f"(default {DEFAULT_MAX_DECOMPRESSED_MIB} MiB)")
-    p.add_argument("--max-input", type=_mib, default=DEFAULT_MAX_INPUT_MIB,
+    p.add_argument("--max-input", type=mib, default=DEFAULT_MAX_INPUT_MIB,
                    metavar="MIB", help="read at most this much of one log, the rest "
                    f"is ignored with a warning (default {DEFAULT_MAX_INPUT_MIB} MiB)")
     p.add_argument("paths", type=Path, nargs="+", metavar="LOG_OR_DIR",
@@ -156,7 +169,8 @@ def add_parser(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _mib(text: str) -> int:
+def mib(text: str) -> int:
+    """A positive number of MiB (an option's type=; match's --max-input too)."""
     try:
         value = int(text) if len(text) <= 12 else 0
     except ValueError:
@@ -175,6 +189,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        # what held the memory is gone with the frames that held it
+        print("triage: out of memory (an input too big for this machine's memory; "
+              "--max-input, --max-decompressed bound what is read)", file=err)
+        return 2
     except KeyboardInterrupt:
         # --json records are written whole (one write each): what is out is whole
         print("triage: interrupted", file=err)
@@ -198,7 +217,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for problem in inputs.problems:
         print(f"triage: {shown(problem, None)}", file=err)
     if not inputs.files:
-        print("triage: nothing to read", file=err)
+        if not inputs.problems:
+            print("triage: nothing to read", file=err)
         return 2
 
     rows: dict[str, Row] = {}
@@ -228,6 +248,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if symbolizer is not None:
                 obj["symbolized"] = row.symbolized if new_row else _symbolize(symbolizer, rep, err)
             out.write(json.dumps(obj) + "\n")      # one write: a record is whole or absent
+            out.flush()     # out as soon as its report is: a live pipe's reader waits for it
         else:
             rep.lines.clear()  # only counts and the first report stay in memory
 

@@ -1,58 +1,129 @@
 """What triage reads: the logs under the paths it is given (compressed or
-not, standard input), scanned for reports with their notes, and a baseline
-of earlier reports (an earlier triage --json, or a run's results.json)."""
+not, standard input), scanned for reports with their notes.
+
+Which files under a directory are logs: a regular file whose name, less
+a compression suffix (.gz, .xz, .bz2) and any rotation suffixes (".1",
+"-20240101", ".old": logrotate's and savelog's), has no suffix or one of
+LOG_SUFFIXES, and does not start with "." or README.  So kern.log.1,
+dmesg.0, syslog.2.gz and messages-20240101 are logs, results.json and
+notes.md are not.  Every entry under a directory that is not read (not a
+log by its name, hidden, not a regular file, a broken link, already read
+under another name, unreadable) is named: one line per directory given,
+"DIR: not read: NAME (why), ...".
+
+A file given by name is read whatever its name; a FIFO is refused (its
+writer may never come: a pipe is read as "-"), a device read without
+waiting (log_reader.open_log).  The reports of a compressed log are held
+until it has been read whole (spooled to a temporary file past a few
+MiB): a decompression bomb is refused whole, in the table and in --json
+alike.  A plain log's reports come as they are found (a live pipe's as
+they happen); a plain log is refused only before its first report
+(binary data), and a read error after reports keeps them, saying so.
+"""
 from __future__ import annotations
 
-import json
 import lzma
 import os
+import pickle
+import re
 import stat
 import sys
+import tempfile
 import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, TextIO
 
-from ..inputs import shown
+from ..inputs import file_kind, shown
 from ..model import Report
-from ..reports.log_reader import MAX_INPUT, Prefixed, looks_binary, open_log, open_stream, read_head
-from ..reports.oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_file, iter_stream, make_signature
+from ..reports.log_reader import MAX_INPUT, is_compressed, open_log, open_stream
+from ..reports.oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_stream
 
-
-LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial",
-                ".gz", ".xz", ".bz2"}
-_READ_ERRORS = (OSError, LogFormatError, lzma.LZMAError, EOFError, zlib.error)
+LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial"}
+COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")
+# a rotation suffix: ".1", "-20240101" (logrotate dateext), ".old"
+_ROTATION = re.compile(r"[.-](?:\d+|old)$", re.IGNORECASE)
+LOG_NAME_RULE = ("no suffix or " + ", ".join(sorted(s for s in LOG_SUFFIXES if s))
+                 + ", maybe rotated (.1, -20240101, .old) and compressed ("
+                 + ", ".join(COMPRESSED_SUFFIXES) + ")")
+READ_ERRORS = (OSError, LogFormatError, lzma.LZMAError, EOFError, zlib.error)
 STDIN = Path("-")
 DEFAULT_MAX_DECOMPRESSED_MIB = 1024
 DEFAULT_MAX_INPUT_MIB = MAX_INPUT >> 20
-BASELINE_JSON_LIMIT = 64 << 20   # bytes of a JSON baseline (results.json: ~1 MB per suite)
+HOLD_IN_MEMORY = 8 << 20     # bytes of held reports kept in memory, the rest spooled
 
 
 class TriageError(Exception):
     """A problem with an argument (baseline, golden dir): message, exit 2."""
 
 
+# ------------------------------------------------------------------ names
+def is_log_name(name: str) -> bool:
+    """Whether a file of this name, found under a directory, is a log."""
+    if name.startswith(".") or name.upper().startswith("README"):
+        return False
+    base = name
+    if base.lower().endswith(COMPRESSED_SUFFIXES):
+        base = base[:base.rindex(".")]
+    while (m := _ROTATION.search(base)) and m.start() > 0:
+        base = base[:m.start()]
+    return Path(base).suffix.lower() in LOG_SUFFIXES
+
+
+class Skip(Enum):
+    """Why an entry under a directory is not read."""
+    NOT_A_LOG = "not a log by its name"
+    HIDDEN = "hidden"
+    NOT_A_FILE = "not a regular file"
+    BROKEN_LINK = "a broken symbolic link"
+    ALREADY_READ = "already read"
+    UNREADABLE = "cannot be read"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: Path
+    why: Skip
+    detail: str = ""        # the error; the file's kind; the name it was read under
+
+    def shown_under(self, root: Path) -> str:
+        try:
+            name = str(self.path.relative_to(root))
+        except ValueError:
+            name = str(self.path)
+        why = {Skip.UNREADABLE: self.detail, Skip.NOT_A_FILE: f"{self.why.value}: {self.detail}",
+               Skip.ALREADY_READ: f"{self.why.value} as {self.detail}"}.get(self.why,
+                                                                           self.why.value)
+        return f"{shown(name, None)} ({shown(why, None)})"
+
+
 # ------------------------------------------------------------------ input
 @dataclass
 class Inputs:
     files: list[Path] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)   # one line each
 
 
 def find_logs(paths: list[Path]) -> Inputs:
     """Files to read: named files (and "-") as given, directories searched
-    for logs."""
+    for logs; a line in problems for each directory with entries not read
+    (naming each) or without logs, and for each path that is missing."""
     out = Inputs()
-    seen: set[tuple[int, int]] = set()
+    seen: dict[tuple[int, int], Path] = {}
     for path in paths:
         if path == STDIN:
             out.files.append(path)
         elif path.is_dir():
-            found = _walk(path, seen, out.problems)
+            found, skipped = _walk(path, seen)
+            not_read = ", ".join(s.shown_under(path) for s in skipped)
             if not found:
-                out.problems.append(f"{path}: directory has no log files "
-                                    f"({', '.join(sorted(s or 'no suffix' for s in LOG_SUFFIXES))})")
+                out.problems.append(f"{path}: directory has no log files (a log's name: "
+                                    f"{LOG_NAME_RULE})"
+                                    + (f"; not read: {not_read}" if not_read else ""))
+            elif skipped:
+                out.problems.append(f"{path}: not read: {not_read}")
             out.files.extend(found)
         elif path.exists():
             out.files.append(path)
@@ -61,47 +132,66 @@ def find_logs(paths: list[Path]) -> Inputs:
     return out
 
 
-def _walk(root: Path, seen: set[tuple[int, int]], problems: list[str]) -> list[Path]:
-    """Log files under root, in name order; symbolic links are followed,
-    but no directory or file is read twice (a link loop ends there)."""
+def _walk(root: Path, seen: dict[tuple[int, int], Path]) -> tuple[list[Path], list[Skipped]]:
+    """Log files under root, in name order, and every entry not read;
+    symbolic links are followed, but no directory or file is read twice
+    (a link loop ends there)."""
     found: list[Path] = []
+    skipped: list[Skipped] = []
     todo = [root]
     while todo:
         folder = todo.pop()
         try:
             st = folder.stat()
-            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            problems.append(f"{folder}: {exc.strerror or exc}")
+            skipped.append(Skipped(folder, Skip.UNREADABLE, exc.strerror or str(exc)))
             continue
-        if (st.st_dev, st.st_ino) in seen:
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
             if folder != root:
-                problems.append(f"{folder}: already read (a symbolic link loop?); skipped")
+                skipped.append(Skipped(folder, Skip.ALREADY_READ,
+                                       f"{_under(seen[key], root)}: a symbolic link loop?"))
             continue
-        seen.add((st.st_dev, st.st_ino))
-        files = []
+        seen[key] = folder
+        folders: list[Path] = []
         for entry in entries:
             path = Path(entry.path)
+            if entry.name.startswith("."):
+                skipped.append(Skipped(path, Skip.HIDDEN))
+                continue
             try:
                 if entry.is_dir():
-                    todo.append(path)
-                elif entry.is_file() and _is_log_name(path):
-                    est = entry.stat()
-                    if (est.st_dev, est.st_ino) not in seen:
-                        seen.add((est.st_dev, est.st_ino))
-                        files.append(path)
-            except OSError:
+                    folders.append(path)
+                    continue
+                est = entry.stat()
+            except OSError as exc:
+                broken = isinstance(exc, FileNotFoundError) and entry.is_symlink()
+                skipped.append(Skipped(path, Skip.BROKEN_LINK) if broken else
+                               Skipped(path, Skip.UNREADABLE, exc.strerror or str(exc)))
                 continue
-        found.extend(reversed(files))
-    return found
+            key = (est.st_dev, est.st_ino)
+            if not stat.S_ISREG(est.st_mode):
+                skipped.append(Skipped(path, Skip.NOT_A_FILE, file_kind(est.st_mode)))
+            elif not is_log_name(entry.name):
+                skipped.append(Skipped(path, Skip.NOT_A_LOG))
+            elif key in seen:
+                skipped.append(Skipped(path, Skip.ALREADY_READ, _under(seen[key], root)))
+            else:
+                seen[key] = path
+                found.append(path)
+        todo.extend(reversed(folders))       # the first in name order is walked next
+    return found, skipped
 
 
-def _is_log_name(p: Path) -> bool:
-    return (not any(part.startswith(".") for part in p.parts[-1:])
-            and not p.name.upper().startswith("README")
-            and p.suffix.lower() in LOG_SUFFIXES)
+def _under(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root)) or "."
+    except ValueError:
+        return str(path)
 
 
+# ------------------------------------------------------------------ scan
 @dataclass
 class ScanCount:
     read: int = 0
@@ -114,6 +204,31 @@ class Limits:
     max_input: int = MAX_INPUT
 
 
+class _Held:
+    """Reports held back until their log is accepted: pickled to a
+    temporary file that stays in memory up to HOLD_IN_MEMORY bytes."""
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=HOLD_IN_MEMORY)
+
+    def add(self, rep: Report) -> None:
+        pickle.dump(rep, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def __iter__(self) -> Iterator[Report]:
+        self._file.seek(0)
+        while True:
+            try:
+                yield pickle.load(self._file)   # what add() wrote, nothing else
+            except EOFError:
+                return
+
+    def __enter__(self) -> _Held:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+
 def scan(files: list[Path], err: TextIO, count: ScanCount | None = None,
          limits: Limits = Limits()) -> Iterator[Report]:
     """Reports of every readable file; a clear line on err for the others."""
@@ -121,27 +236,50 @@ def scan(files: list[Path], err: TextIO, count: ScanCount | None = None,
     for path in files:
         stats = ScanStats()
         name = "<stdin>" if path == STDIN else shown(path, None)
+        compressed = False
         try:
-            if path == STDIN:
-                with open_stream(sys.stdin.buffer, limits.max_decompressed) as f:
-                    yield from iter_stream(f, name, stats, max_input=limits.max_input)
-            else:
-                yield from iter_file(path, stats, name, limits.max_decompressed,
-                                     max_input=limits.max_input)
-        except _READ_ERRORS as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            print(f"triage: {name}: {shown(why or type(exc).__name__, None)}; skipped",
-                  file=err)
+            with _open(path, limits) as f:
+                compressed = is_compressed(f)
+                reports = iter_stream(f, name, stats, max_input=limits.max_input)
+                if compressed:
+                    with _Held() as held:
+                        for rep in reports:
+                            held.add(rep)
+                        f.close()
+                        yield from held
+                else:
+                    yield from reports
+        except READ_ERRORS as exc:
+            why = shown(exc.strerror if isinstance(exc, OSError) and exc.strerror
+                        else str(exc) or type(exc).__name__, None)
+            if stats.reports and not compressed:
+                # a plain log's reports are out as they come: they stand
+                print(f"triage: {name}: {why} after line {stats.lines}; the "
+                      f"{stats.reports} report(s) before it are kept", file=err)
+                count.read += 1
+                continue
+            print(f"triage: {name}: {why}; skipped", file=err)
             count.failed += 1
             continue
         count.read += 1
-        _notes(name, stats, err)
+        notes(name, stats, err)
 
 
-def _notes(name: str, stats: ScanStats, err: TextIO) -> None:
+def _open(path: Path, limits: Limits) -> IO[bytes]:
+    if path == STDIN:
+        return open_stream(sys.stdin.buffer, limits.max_decompressed)  # type: ignore[return-value]
+    return open_log(path, limits.max_decompressed)  # type: ignore[return-value]
+
+
+def notes(name: str, stats: ScanStats, err: TextIO) -> None:
     """What a read file's scan saw besides reports, one line each."""
     if stats.bytes == 0:
-        print(f"triage: {name}: empty file", file=err)
+        print(f"triage: {name}: " + ("nothing to read now (a device that would wait "
+                                     "for input)" if stats.would_wait else "empty file"),
+              file=err)
+    elif stats.would_wait:
+        print(f"triage: {name}: a device: its {stats.bytes} byte(s) of now were read; "
+              "a read would wait for more, so reading ended there", file=err)
     if stats.long_lines:
         print(f"triage: {name}: {stats.long_lines} line(s) longer than "
               f"{MAX_LINE // 1024} KiB (first: line {stats.first_long_line}); "
@@ -152,160 +290,3 @@ def _notes(name: str, stats: ScanStats, err: TextIO) -> None:
     if stats.cut_at:
         print(f"triage: {name}: more than {stats.cut_at >> 20} MiB (--max-input); "
               f"the rest was not read", file=err)
-
-
-# --------------------------------------------------------------- baseline
-def load_baseline(path: Path, err: TextIO, limits: Limits = Limits()) -> dict[str, Report]:
-    """signature -> one report, from a results.json, a JSON list of
-    reports, or a directory / file of logs.  TriageError (exit 2) when it
-    is missing, a device, empty, binary, or JSON that is not reports."""
-    name = shown(path, None)
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        raise TriageError(f"baseline {name}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
-        count = ScanCount()
-        inputs = find_logs([path])
-        for problem in inputs.problems:
-            print(f"triage: baseline {shown(problem, None)}", file=err)
-        found = _first_by_signature(scan(inputs.files, err, count, limits))
-        if not count.read:
-            raise TriageError(f"baseline {name}: no log could be read")
-        return found
-    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-        kind = "a character device" if stat.S_ISCHR(mode) else "not a regular file"
-        raise TriageError(f"baseline {name}: is {kind}, not a file")
-    try:
-        with open_log(path, limits.max_decompressed) as f:
-            head = read_head(f)
-            if not head:
-                raise TriageError(f"baseline {name}: empty file")
-            if looks_binary(head):
-                raise TriageError(f"baseline {name}: binary data, neither a log nor JSON")
-            if path.suffix == ".json" or starts_json(head):
-                data = head + f.read(BASELINE_JSON_LIMIT + 1 - len(head))
-                if len(data) > BASELINE_JSON_LIMIT:
-                    raise TriageError(f"baseline {name}: more than "
-                                      f"{BASELINE_JSON_LIMIT >> 20} MiB of JSON")
-                return _first_by_signature(_reports_from_json(_parse_json(data, name), name))
-            stats = ScanStats()
-            found = _first_by_signature(iter_stream(Prefixed(head, f), name, stats,  # type: ignore[arg-type]
-                                                    max_input=limits.max_input))
-    except _READ_ERRORS as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise TriageError(f"baseline {name}: {shown(why or type(exc).__name__, None)}") from None
-    _notes(f"baseline {name}", stats, err)
-    return found
-
-
-def _parse_json(data: bytes, name: str) -> Any:
-    """One JSON document, or `triage --json`'s output: one report object
-    per line (JSON lines), returned as the list of those objects."""
-    text = data.decode("utf-8", "replace")
-    try:
-        doc = json.loads(text)
-    except RecursionError:
-        raise TriageError(f"baseline {name}: JSON nested too deeply") from None
-    except ValueError as exc:
-        lines = _json_lines(text, name)
-        if lines is None:
-            raise TriageError(f"baseline {name}: not readable JSON ({shown(exc, None)})") from None
-        return lines
-    if isinstance(doc, dict) and "kind" in doc:
-        return [doc]            # `triage --json` of a log with one report
-    return doc
-
-
-def _json_lines(text: str, name: str) -> list[Any] | None:
-    """The objects of a JSON-lines text, or None when a line is not one."""
-    out = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except RecursionError:
-            raise TriageError(f"baseline {name}: JSON nested too deeply") from None
-        except ValueError:
-            return None
-        if not isinstance(item, dict):
-            return None
-        out.append(item)
-    return out or None
-
-
-def _first_by_signature(reports: Iterable[Report]) -> dict[str, Report]:
-    out: dict[str, Report] = {}
-    for rep in reports:
-        rep.lines.clear()
-        out.setdefault(rep.signature, rep)
-    return out
-
-
-def starts_json(head: bytes) -> bool:
-    """JSON, not a log: "{", or "[" then "{", "[", "]" or '"' (a list).
-    A timestamped dmesg line starts with "[" too, then a space, digit or
-    day name."""
-    text = head.lstrip()
-    return text[:1] == b"{" or (text[:1] == b"[" and
-                                text[1:].lstrip()[:1] in (b"{", b"[", b"]", b'"', b""))
-
-
-# Report fields a baseline may give, and their JSON types (None: null allowed)
-_STR, _INT, _BOOL, _STRS = (str,), (int,), (bool,), (list,)
-_FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
-    **{f: (_STR, False) for f in ("file", "kind", "title", "syz_title", "signature")},
-    **{f: (_STR, True) for f in ("direction", "direction_source", "object", "cache", "bug_site", "rip",
-                                 "guilty_frame", "kernel")},
-    **{f: (_INT, False) for f in ("line", "end_line")},
-    **{f: (_INT, True) for f in ("offset", "size", "lkdtm_address")},
-    **{f: (_BOOL, False) for f in ("truncated", "secondary")},
-    **{f: (_STRS, False) for f in ("frames", "syz_alt", "lines")},
-    "frame_addresses": ((list,), False),
-}
-
-
-def _list_of(data: Any, key: str, name: str) -> list[Any]:
-    value = data.get(key, []) if isinstance(data, dict) else data
-    if not isinstance(value, list):
-        raise TriageError(f"baseline {name}: '{key}' is not a list")
-    return value
-
-
-def _reports_from_json(data: Any, name: str) -> list[Report]:
-    items: list[Any]
-    if isinstance(data, dict) and "triggers" in data:
-        items = [r for t in _list_of(data, "triggers", name) if isinstance(t, dict)
-                 for r in _list_of(t, "reports", name)]
-    elif isinstance(data, dict) and "reports" in data:
-        items = _list_of(data, "reports", name)
-    elif isinstance(data, list):
-        items = data
-    else:
-        raise TriageError(f"baseline {name}: expected {{'triggers': [...]}} or a list of reports")
-    known = {f.name for f in fields(Report)}
-    out = []
-    for number, item in enumerate(items, 1):
-        if not isinstance(item, dict) or "kind" not in item:
-            raise TriageError(f"baseline {name}: report {number} has no 'kind'")
-        args = {k: v for k, v in item.items() if k in _FIELD_TYPES and k in known}
-        for key, value in args.items():
-            types, nullable = _FIELD_TYPES[key]
-            ok = (value is None and nullable) or (
-                isinstance(value, types) and not (types == _INT and isinstance(value, bool)))
-            if ok and types == _STRS:
-                ok = all(isinstance(v, str) for v in value)
-            elif ok and key == "frame_addresses":
-                ok = all(isinstance(v, dict) for v in value)
-            if not ok:
-                raise TriageError(f"baseline {name}: report {number}: '{key}' is "
-                                  f"{type(value).__name__}, not the type a report has")
-        args.setdefault("file", name)
-        args.setdefault("line", 0)
-        rep = Report(**args)
-        if rep.title:
-            # Recompute, so baselines from older runs compare by today's rule.
-            rep = replace(rep, signature=make_signature(rep))
-        out.append(rep)
-    return out
