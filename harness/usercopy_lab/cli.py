@@ -26,6 +26,7 @@ from .judge.verdict import FAILING, SKIP
 from .model import BootMode, TriggerResult
 from .output import result_formats
 from .output.results_report import ResultsJson, print_table
+from .reports.log_reader import MAX_CONSOLE_MIB, console_problem
 from .run.run_dir import open_run_dir
 from .run.run_loop import Job, RunOptions, StopSignals, default_jobs, execute, plan
 from .run.suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
@@ -96,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--golden", type=Path, action="append",
                        help="golden folder (repeatable; searched in order)")
     match.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
+    match.add_argument("--max-input", type=triage.mib, default=MAX_CONSOLE_MIB, metavar="MIB",
+                       help="refuse a log (a .gz: expanded) over this, exit 2 (default "
+                       f"{MAX_CONSOLE_MIB} MiB; a lab console is under 1 MB)")
     match.add_argument("logs", type=Path, nargs="+", help="TRIGGER.log files")
     _format_options(match)
     match.set_defaults(func=cmd_match)
@@ -311,6 +315,10 @@ def cmd_match(args: argparse.Namespace) -> int:
     if missing:
         print(f"usercopy-lab: not a file: {', '.join(missing)}", file=sys.stderr)
         return 2
+    for log in args.logs:
+        if problem := console_problem(log, args.max_input << 20):
+            print(f"usercopy-lab: {problem} (--max-input MIB)", file=sys.stderr)
+            return 2
     check_outputs(args.ktap, args.junit)
     results = []
     for log in args.logs:
