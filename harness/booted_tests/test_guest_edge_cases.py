@@ -26,12 +26,17 @@ def run(tmp_path: Path, *extra: str) -> tuple[int, dict]:
     return rc, data
 
 
-def test_unknown_trigger_is_a_clear_skip(tmp_path):
+def test_unknown_trigger_is_a_clear_skip_and_exit_2(tmp_path, capsys):
+    """The guest's LKDTM decides what is unknown; asked for by name with no
+    golden file expecting that, it is SKIP in the results and exit 2 (a
+    typo must not pass a gate, issue #33)."""
     rc, data = run(tmp_path, "--trigger", "NO_SUCH_TRIGGER")
     (result,) = data["triggers"]
     assert result["verdict"] == "SKIP"
     assert "not listed by provoke-crash/DIRECT" in result["summary"]
-    assert rc == 0
+    assert rc == 2
+    assert "--trigger NO_SUCH_TRIGGER: not a crash type of the guest's LKDTM" \
+        in capsys.readouterr().err
     assert Path(result["log"]).read_text().count("outcome=unknown-trigger") == 1
 
 
