@@ -23,22 +23,23 @@ while bash forked the child reached the child before its exec, while it
 was still a copy of the script, and was lost (3 to 8 of 80 tries a
 millisecond apart); run with `&` and the `wait` builtin, a Ctrl-C that
 came just before `wait` blocked waited for the child to end (1 to 6 of
-300).  Here SIGINT, SIGTERM and SIGCHLD are blocked before any child
-starts and taken with sigwaitinfo(), so each one is seen, whenever it
-comes; the children start with posix_spawn(), which sets their signals
-to their defaults and unblocks them only in the child, so a child never
-runs this program's handling of a signal (docs/reliability.md).
+300).  Here SIGINT, SIGTERM and SIGCHLD are blocked before Python starts
+(beside.sh) and taken with sigwaitinfo(), so each one is seen, whenever
+it comes; the children start with posix_spawn(), which sets their
+signals to their defaults and unblocks them only in the child, so a
+child never runs this program's handling of a signal
+(docs/reliability.md).
 """
 import signal
 import sys
 
-# A Ctrl-C before this line ends this program (nothing has started yet:
-# died of SIGINT, or status 1 and a KeyboardInterrupt traceback); from
-# here on, each one waits for sigwaitinfo().  A signal ignored when
-# this program started (make run in the background) stays ignored, as in
-# a shell, for this program and for FOREGROUND.
-if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# beside.sh starts this with SIGINT, SIGTERM and SIGCHLD blocked already
+# (env --block-signal): a Ctrl-C waits for sigwaitinfo(), whenever it
+# comes, and Python never sees one.  Blocked here too, for a start
+# without beside.sh.  Python's SIGINT handler is left as it is: replaced,
+# a SIGINT it had been given but not yet acted on would be dropped.  A
+# signal ignored when this program started (make run in the background)
+# stays ignored, as in a shell, for this program and for FOREGROUND.
 STOP = {s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) != signal.SIG_IGN}
 signal.pthread_sigmask(signal.SIG_BLOCK, STOP | {signal.SIGCHLD})
 
