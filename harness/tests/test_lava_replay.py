@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -29,13 +30,22 @@ REPO = Path(__file__).resolve().parents[2]
 TESTDATA = Path(__file__).parent / "testdata"
 SUITES = load_suites(REPO / "suites.toml")
 
-WRITER = ("import sys, time\n"
+# The console three lines a write, each write read by pexpect on its own
+# before the next is written: the writer waits for a byte on the ack FIFO
+# before each next write, and the reader sends one each time the lines it
+# has read reach the end of a write (every write but the last ends with
+# its third newline).  (It slept 0.02 s between writes: under load pexpect
+# read several at once, and a step decided on another cut of the console
+# than replay's model, 1 of 2 full unit-test runs beside two busy loops.)
+WRITER = ("import sys\n"
           "data = open(sys.argv[1], 'rb').read()\n"
+          "ack = open(sys.argv[2], 'rb', buffering=0)\n"
           "lines = data.split(b'\\n')\n"
           "for i in range(0, len(lines), 3):\n"
+          "    if i and not ack.read(1):\n"
+          "        break\n"
           "    sys.stdout.buffer.write(b'\\n'.join(lines[i:i + 3]) + (b'\\n' if i + 3 < len(lines) else b''))\n"
-          "    sys.stdout.flush()\n"
-          "    time.sleep(0.02)\n")
+          "    sys.stdout.flush()\n")
 
 
 def through_pexpect(steps, console: Path, tmp_path: Path) -> dict[str, str]:
@@ -43,9 +53,25 @@ def through_pexpect(steps, console: Path, tmp_path: Path) -> dict[str, str]:
     after = text[text.index(b"USERCOPY-LAB-READY") + len(b"USERCOPY-LAB-READY"):]
     feed = tmp_path / "console.txt"
     feed.write_bytes(after)
-    child = pexpect.spawn(sys.executable, ["-c", WRITER, str(feed)], encoding="utf-8",
+    fifo = tmp_path / "ack"
+    os.mkfifo(fifo)
+    ack = os.open(fifo, os.O_RDWR)           # does not wait for the writer to open it
+    child = pexpect.spawn(sys.executable, ["-c", WRITER, str(feed), str(fifo)], encoding="utf-8",
                           codec_errors="replace", searchwindowsize=WINDOW, maxread=MAXREAD,
-                          timeout=30)
+                          timeout=120)
+    read = child.read_nonblocking
+    newlines = acked = 0
+
+    def read_then_ack(size: int = 1, timeout: float | None = -1) -> str:
+        nonlocal newlines, acked
+        data = read(size, timeout)
+        newlines += data.count("\n")
+        while newlines >= 3 * (acked + 1):
+            os.write(ack, b".")
+            acked += 1
+        return data
+
+    child.read_nonblocking = read_then_ack   # type: ignore[method-assign]
     results = {}
     try:
         for step in steps:
@@ -61,6 +87,7 @@ def through_pexpect(steps, console: Path, tmp_path: Path) -> dict[str, str]:
                 break
     finally:
         child.close(force=True)
+        os.close(ack)
     return results
 
 
