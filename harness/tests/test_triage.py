@@ -272,7 +272,10 @@ def test_pathological_lines_take_bounded_time(tmp_path, capsys):
     ("WARNING: .* uses", "WARNING: .* at SRC FUNC"): every pattern sees at
     most a window of a line, so this is quick (seconds at most; without
     the windows the suppression alone took 0.25 s per 64 KiB piece, the
-    title patterns more).  The alarm only guards against a hang."""
+    title patterns more).  The guard is against a hang only, and counts this
+    process's CPU time (ITIMER_PROF), not the wall clock: at nice 19 beside
+    a kernel build the test takes longer, not more CPU (27 s of wall beside
+    two busy loops; the alarm it had rang after 120 s of wall)."""
     import signal
     mib = 1 << 20
     p = tmp_path / "hostile.log"
@@ -281,12 +284,14 @@ def test_pathological_lines_take_bounded_time(tmp_path, capsys):
         f.write(b"[ 1.1] WARNING: CPU: 0 PID: 1" + b" at a.b" * (mib // 7) + b"\n")
         f.write((b"[ 1.2] WARNING: " * 40 + b"EXT4-fs (sda): warning: x " * 40 + b"\n") * 2000)
         f.write(b"[ 1.3] " + b"Linux version " * (mib // 14) + b"\n")
-    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("triage hung on a hostile line"))
-    signal.alarm(120)
+    before = signal.signal(signal.SIGPROF,
+                           lambda *_: pytest.fail("triage spent 120 s of CPU on a hostile line"))
+    signal.setitimer(signal.ITIMER_PROF, 120)
     try:
         rc, out, err = cli(capsys, "--json", p)
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, before)
     assert rc == 0 and "Traceback" not in err
     assert "longer than 64 KiB" in err
 
