@@ -3,10 +3,11 @@
 have other mtimes and other paths, have one sha256, and every entry of the
 archive has SOURCE_DATE_EPOCH as its mtime.
 
-The inputs are `make initramfs`'s where they exist (build/gen_init_cpio,
-build/initramfs-helpers, build/initramfs-data, the kernel tree), copied,
-never touched; else a small set made here: two helper files and a data
-file, and gen_init_cpio compiled from the tree's usr/gen_init_cpio.c.
+The inputs are `make initramfs`'s where they exist (build/initramfs-helpers,
+build/initramfs-data, the kernel tree), copied once and never touched (make
+test runs this beside the build that writes them), else a small set made
+here: two helper files and a data file; gen_init_cpio is compiled from the
+tree's usr/gen_init_cpio.c (else a copy of build/gen_init_cpio).
 """
 from __future__ import annotations
 
@@ -48,20 +49,23 @@ def newc_entries(data: bytes) -> list[dict[str, int | str]]:
 
 
 def gen_init_cpio(tmp: Path) -> Path:
-    """make initramfs's gen_init_cpio, or one built from the tree's source."""
-    if (BUILD / "gen_init_cpio").is_file():
-        return BUILD / "gen_init_cpio"
-    source = TREE / "usr" / "gen_init_cpio.c"
-    if not source.is_file() or not shutil.which("cc"):
-        pytest.skip(f"no {BUILD / 'gen_init_cpio'}, and no {source} or cc to build it (make tree)")
+    """gen_init_cpio built from the tree's source, or a copy of make
+    initramfs's (never build/gen_init_cpio itself: make test may be
+    writing it right now)."""
     tool = tmp / "gen_init_cpio"
-    subprocess.run(["cc", "-O2", "-o", str(tool), str(source)], check=True, timeout=300)
+    source = TREE / "usr" / "gen_init_cpio.c"
+    if source.is_file() and shutil.which("cc"):
+        subprocess.run(["cc", "-O2", "-o", str(tool), str(source)], check=True, timeout=300)
+    elif (BUILD / "gen_init_cpio").is_file():
+        shutil.copy(BUILD / "gen_init_cpio", tool)
+    else:
+        pytest.skip(f"no {source} (make tree) with cc, nor {BUILD / 'gen_init_cpio'}")
     return tool
 
 
-def inputs(folder: Path, name: str, mtime: int) -> Path:
-    """A copy of build/NAME (or a small made-up one) in folder, every file's
-    mtime set to mtime."""
+def snapshot(folder: Path, name: str) -> Path:
+    """build/NAME copied once (make test may be writing it: every build here
+    copies this copy), or a small made-up one."""
     out = folder / name
     out.mkdir(parents=True)
     real = BUILD / name
@@ -72,15 +76,23 @@ def inputs(folder: Path, name: str, mtime: int) -> Path:
     else:
         (out / f"{name}-a").write_bytes(b"\x7fELF a made-up helper\n")
         (out / f"{name}-b").write_bytes(b"another one\n" * 100)
+    return out
+
+
+def inputs(source: Path, folder: Path, mtime: int) -> Path:
+    """A copy of source in folder, every file's mtime set to mtime."""
+    out = folder / source.name
+    shutil.copytree(source, out)
     for path in out.iterdir():
         os.utime(path, (mtime, mtime))
     return out
 
 
-def build(tmp: Path, gen: Path, where: str, mtime: int, epoch: int | None) -> bytes:
+def build(tmp: Path, lab: tuple[Path, Path], where: str, mtime: int, epoch: int | None) -> bytes:
+    gen, sources = lab
     folder = tmp / where
-    helpers = inputs(folder, "initramfs-helpers", mtime)
-    data = inputs(folder, "initramfs-data", mtime)
+    helpers = inputs(sources / "initramfs-helpers", folder, mtime)
+    data = inputs(sources / "initramfs-data", folder, mtime)
     out = folder / "initramfs.cpio"
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
     if epoch is not None:
@@ -93,20 +105,24 @@ def build(tmp: Path, gen: Path, where: str, mtime: int, epoch: int | None) -> by
 
 
 @pytest.fixture(scope="module")
-def gen(tmp_path_factory):
+def lab(tmp_path_factory) -> tuple[Path, Path]:
+    """gen_init_cpio, and the folder of the inputs' one copy."""
     if not Path("/bin/busybox").is_file() or not shutil.which("file"):
         pytest.skip("no /bin/busybox or file(1) (apt-get install busybox-static file)")
-    return gen_init_cpio(tmp_path_factory.mktemp("gen"))
+    sources = tmp_path_factory.mktemp("sources")
+    for name in ("initramfs-helpers", "initramfs-data"):
+        snapshot(sources, name)
+    return gen_init_cpio(tmp_path_factory.mktemp("gen")), sources
 
 
 @pytest.fixture(scope="module")
-def first(tmp_path_factory, gen):
+def first(tmp_path_factory, lab):
     """The archive of the inputs with mtime 1 111 111 111, at EPOCH."""
-    return build(tmp_path_factory.mktemp("first"), gen, "one", 1_111_111_111, EPOCH)
+    return build(tmp_path_factory.mktemp("first"), lab, "one", 1_111_111_111, EPOCH)
 
 
-def test_two_builds_from_the_same_inputs_are_byte_identical(tmp_path, gen, first):
-    second = build(tmp_path, gen, "two", 1_222_222_222, EPOCH)
+def test_two_builds_from_the_same_inputs_are_byte_identical(tmp_path, lab, first):
+    second = build(tmp_path, lab, "two", 1_222_222_222, EPOCH)
     assert hashlib.sha256(first).hexdigest() == hashlib.sha256(second).hexdigest()
     entries = newc_entries(first)
     assert entries[-1]["name"] == TRAILER and entries[-1]["mtime"] == 0     # gen_init_cpio's
@@ -116,17 +132,17 @@ def test_two_builds_from_the_same_inputs_are_byte_identical(tmp_path, gen, first
     assert len({e["ino"] for e in entries[:-1]}) == len(entries) - 1
 
 
-def test_another_epoch_changes_the_times_only(tmp_path, gen, first):
+def test_another_epoch_changes_the_times_only(tmp_path, lab, first):
     one = newc_entries(first)
-    other = newc_entries(build(tmp_path, gen, "two", 1_111_111_111, EPOCH + 1))
+    other = newc_entries(build(tmp_path, lab, "two", 1_111_111_111, EPOCH + 1))
     assert [dict(e, mtime=0) for e in one] == [dict(e, mtime=0) for e in other]
     assert {e["mtime"] for e in other[:-1]} == {EPOCH + 1}
 
 
-def test_without_source_date_epoch_the_last_commit_of_its_inputs_is_the_time(tmp_path, gen):
+def test_without_source_date_epoch_the_last_commit_of_its_inputs_is_the_time(tmp_path, lab):
     if not shutil.which("git") or not (REPO / ".git").exists():
         pytest.skip("not a git checkout: the default is 0, nothing to compare")
     commit = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%ct", "--", *INPUTS],
                             capture_output=True, text=True, check=True).stdout.strip()
-    entries = newc_entries(build(tmp_path, gen, "one", 1_111_111_111, None))
+    entries = newc_entries(build(tmp_path, lab, "one", 1_111_111_111, None))
     assert {e["mtime"] for e in entries[:-1]} == {int(commit)}
