@@ -55,7 +55,7 @@ help:
 	@echo "make                 build kernels + initramfs, run every suite, print results"
 	@echo "make test            unit tests (real captured logs) + the whole booted suite"
 	@echo "make unit-test       harness unit tests + lkdtm patch consistency (no kernel, no QEMU)"
-	@echo "make fuzz-inputs     hostile inputs as subprocesses: exit status, < 10 s, < 200 MB each"
+	@echo "make fuzz-inputs     hostile inputs as subprocesses: exit status, < 10 s of CPU, < 200 MB each"
 	@echo "make kernel          build one kernel variant (KERNEL=$(KERNEL); have: $(ALL_VARIANTS))"
 	@echo "make kernels         build the kernels make and make test boot ($(KERNEL_VARIANTS))"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
@@ -351,10 +351,11 @@ unit-test:
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q -n $(JOBS) harness/tests
 	scripts/lkdtm-patch.sh --check
 
-# Hostile inputs (harness/tests/hostile_inputs.toml): each case runs the CLI
-# as a subprocess in a throw-away lab (fake QEMU, nothing boots) and must exit
-# with its status in under 10 s, under 200 MB peak RSS, with one stderr line;
-# JOBS cases at once.
+# Hostile inputs (harness/tests/hostile_inputs.toml, hostile_inputs.d/): each
+# case runs the CLI as a subprocess in a throw-away lab (fake QEMU, nothing
+# boots) and must exit with its status in under 10 s of its own CPU time (not
+# wall time: it runs beside the kernel builds), under 200 MB peak RSS, with
+# one stderr line; JOBS cases at once.
 fuzz-inputs:
 	$(PYTHON) -m usercopy_lab.run.hostile_inputs -j $(JOBS)
 

@@ -16,16 +16,6 @@ from usercopy_lab.run.hostile_inputs import default_tables, load_all, run_case
 ALL = load_all(default_tables())
 
 
-@pytest.fixture(autouse=True)
-def no_wall_time_budget(monkeypatch):
-    """make fuzz-inputs holds each case to LIMIT_SECONDS of wall time; here
-    a case only has to end by itself (the limit becomes a hang guard far
-    beyond any load: the unit tests run at nice 19 beside kbuild, where a
-    case's 0.5 s of CPU can take many seconds), with its exit status, its
-    one stderr line and under the memory limits."""
-    monkeypatch.setattr(hostile_inputs, "LIMIT_SECONDS", 600.0)
-
-
 def test_the_table_names_each_case_once_with_an_exit_status():
     assert len(ALL) >= 40
     assert all(c.rc in (0, 1, 2, 130) for c in ALL)
@@ -71,3 +61,21 @@ def test_a_name_used_in_two_tables_is_refused(tmp_path):
         (tmp_path / table).write_text('[[case]]\nname = "same"\nargv = ["run"]\nrc = 2\n')
     with pytest.raises(hostile_inputs.InputError, match="used twice across the tables: same"):
         load_all([tmp_path / "a.toml", tmp_path / "b.toml"])
+
+
+def test_a_case_is_held_to_cpu_time_not_to_wall_time(tmp_path, monkeypatch):
+    """A stand-in CLI that burns CPU is killed at LIMIT_SECONDS of CPU and
+    named so; one that sleeps past that without working is not (load beside
+    a case stretches its wall time, never its CPU).  The limit is 1 s here."""
+    monkeypatch.setattr(hostile_inputs, "LIMIT_SECONDS", 1.0)
+    cli = tmp_path / "usercopy_lab" / "cli.py"
+    cli.parent.mkdir()
+    (cli.parent / "__init__.py").write_text("")
+    cli.write_text("import sys, time\n"
+                   "if sys.argv[1] == 'spin':\n    while True: pass\n"
+                   f"time.sleep({hostile_inputs.LIMIT_SECONDS} + 1)\n")
+    spin = run_case(hostile_inputs.Case("spin", ["spin"], 0), tmp_path)
+    assert spin.problems == [f"killed after {hostile_inputs.LIMIT_SECONDS:.0f}s of CPU"]
+    sleep = run_case(hostile_inputs.Case("sleep", ["sleep"], 0), tmp_path)
+    assert sleep.ok, sleep.problems
+    assert sleep.seconds > hostile_inputs.LIMIT_SECONDS > sleep.cpu_seconds

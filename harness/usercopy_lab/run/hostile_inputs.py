@@ -9,7 +9,9 @@ rows, not code) runs `python3 -m usercopy_lab.cli
 ARGV` as a subprocess in a throw-away lab: a folder with a fake build (a
 placeholder bzImage and initramfs), the fake QEMU of harness/tests/fake_qemu
 first on PATH (nothing boots), the real consoles it replays, and the files
-the case asks for.  Each must, within LIMIT_SECONDS and LIMIT_RSS_MB of
+the case asks for.  Each must, within LIMIT_SECONDS of CPU time (its own,
+from wait4: a case's cost, whatever the load beside it; a case that waits
+instead of working is killed after HANG_SECONDS of wall time) and LIMIT_RSS_MB of
 peak RSS (the child's own ru_maxrss, from wait4):
 
 - exit with the case's `rc` (0, 1, 2; 130 for an interrupt);
@@ -24,7 +26,8 @@ and execs the CLI: cases run JOBS at a time, in threads, where a
 preexec_fn is not safe), so a case that would grow without bound (as
 `--suites-file /dev/zero` did, 14 GB in 60 s) fails fast instead of filling
 the machine, and is killed (its process group) at the time limit.  One
-line per case, in table order: verdict, exit status, seconds, peak RSS.
+line per case, in table order: verdict, exit status, CPU and wall seconds,
+peak RSS.
 Exit status 0 when every case met every limit, 1 otherwise, 2 on a bad
 table.
 
@@ -69,7 +72,8 @@ CASES = REPO / "harness" / "tests" / "hostile_inputs.toml"
 CASES_DIR = REPO / "harness" / "tests" / "hostile_inputs.d"
 FAKE_QEMU = REPO / "harness" / "tests" / "fake_qemu"
 CONSOLES = REPO / "harness" / "tests" / "testdata" / "console-series" / "default"
-LIMIT_SECONDS = 10.0
+LIMIT_SECONDS = 10.0   # of CPU (RLIMIT_CPU, then SIGKILL): the budget of a case
+HANG_SECONDS = 300.0   # of wall time: a case that waits is not load, it hangs
 LIMIT_RSS_MB = 200
 LIMIT_AS_MB = 2048     # address space: python3 with threads maps far more than it uses
 CASE_KEYS = {"name", "argv", "rc", "stderr", "stdout", "stdout_not", "absent", "env", "stdin",
@@ -95,7 +99,8 @@ class Case:
 class Outcome:
     case: Case
     rc: int | None           # None: killed at the time limit
-    seconds: float
+    seconds: float           # wall
+    cpu_seconds: float
     rss_mb: float
     problems: list[str]
     stderr: str
@@ -231,7 +236,8 @@ def run_case(case: Case, pythonpath: Path) -> Outcome:
                 stdin = subprocess.PIPE
             start = time.monotonic()
             proc = subprocess.Popen(
-                ["prlimit", f"--as={LIMIT_AS_MB << 20}", "--", sys.executable, "-m",
+                ["prlimit", f"--as={LIMIT_AS_MB << 20}",
+                 f"--cpu={int(LIMIT_SECONDS)}:{int(LIMIT_SECONDS) + 1}", "--", sys.executable, "-m",
                  "usercopy_lab.cli", *_argv(case, tmp, lab)],
                 stdin=stdin, stdout=fout, stderr=ferr, env=env, cwd=tmp,
                 start_new_session=True)
@@ -239,7 +245,7 @@ def run_case(case: Case, pythonpath: Path) -> Outcome:
                 threading.Thread(target=_feed_endless, args=(proc.stdin, stop,
                                                             _ENDLESS[case.stdin]),
                                  daemon=True).start()
-            rc, rss_kb = _wait(proc.pid, start + LIMIT_SECONDS)
+            rc, rss_kb, cpu = _wait(proc.pid, start + HANG_SECONDS)
             seconds = time.monotonic() - start
             stop.set()
             if proc.stdin is not None:
@@ -252,19 +258,19 @@ def run_case(case: Case, pythonpath: Path) -> Outcome:
             proc.returncode = rc if rc is not None else -9
         stdout = out.read_bytes().decode("utf-8", errors="replace")
         stderr = err.read_bytes().decode("utf-8", errors="replace")
-        problems = judge(case, tmp, rc, seconds, rss_kb / 1024, stdout, stderr)
-        return Outcome(case, rc, seconds, rss_kb / 1024, problems, stderr)
+        problems = judge(case, tmp, rc, cpu, rss_kb / 1024, stdout, stderr)
+        return Outcome(case, rc, seconds, cpu, rss_kb / 1024, problems, stderr)
 
 
-def _wait(pid: int, deadline: float) -> tuple[int | None, int]:
-    """(exit status, peak RSS in KiB) of pid; killed (its process group) at
-    deadline, then (None, its peak RSS)."""
+def _wait(pid: int, deadline: float) -> tuple[int | None, int, float]:
+    """(exit status, peak RSS in KiB, CPU seconds) of pid; killed (its
+    process group) at deadline, then None for its status."""
     killed = False
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             rc = os.waitstatus_to_exitcode(status)
-            return (None if killed else rc), usage.ru_maxrss
+            return (None if killed else rc), usage.ru_maxrss, usage.ru_utime + usage.ru_stime
         if not killed and time.monotonic() > deadline:
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -274,11 +280,13 @@ def _wait(pid: int, deadline: float) -> tuple[int | None, int]:
         time.sleep(0.01)
 
 
-def judge(case: Case, tmp: Path, rc: int | None, seconds: float, rss_mb: float,
+def judge(case: Case, tmp: Path, rc: int | None, cpu: float, rss_mb: float,
           stdout: str, stderr: str) -> list[str]:
     problems = []
     if rc is None:
-        problems.append(f"killed after {LIMIT_SECONDS:.0f}s")
+        problems.append(f"killed after {HANG_SECONDS:.0f}s of wall time (it waited)")
+    elif rc == -signal.SIGXCPU or (rc == -signal.SIGKILL and cpu >= LIMIT_SECONDS):
+        problems.append(f"killed after {LIMIT_SECONDS:.0f}s of CPU")
     elif rc != case.rc:
         problems.append(f"exit {rc}, expected {case.rc}")
     if rss_mb > LIMIT_RSS_MB:
@@ -325,8 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         cases = [c for c in cases if c.name in args.only]
     width = max((len(c.name) for c in cases), default=4)
-    print(f"{'case':<{width}}  verdict  exit  seconds  peak RSS MB  "
-          f"(limits: {LIMIT_SECONDS:.0f}s, {LIMIT_RSS_MB} MB)", flush=True)
+    print(f"{'case':<{width}}  verdict  exit  CPU s  wall s  peak RSS MB  "
+          f"(limits: {LIMIT_SECONDS:.0f} s of CPU, {LIMIT_RSS_MB} MB)", flush=True)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         outcomes = pool.map(lambda c: run_case(c, args.pythonpath), cases)
         failed = sum(not _show(o, width) for o in outcomes)
@@ -338,7 +346,8 @@ def _show(o: Outcome, width: int) -> bool:
     """Print o's line; whether it met every limit."""
     rc = "kill" if o.rc is None else str(o.rc)
     print(f"{o.case.name:<{width}}  {'ok' if o.ok else 'FAILED':<7}  {rc:>4}  "
-          f"{o.seconds:7.2f}  {o.rss_mb:11.0f}  {'; '.join(o.problems)}", flush=True)
+          f"{o.cpu_seconds:5.2f}  {o.seconds:6.2f}  {o.rss_mb:11.0f}  "
+          f"{'; '.join(o.problems)}", flush=True)
     if o.ok and os.environ.get("HOSTILE_SHOW_STDERR"):
         print(f"    {shown(o.stderr.strip(), 200)}")
     return o.ok
