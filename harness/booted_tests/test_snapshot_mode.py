@@ -156,9 +156,16 @@ def test_two_runs_share_a_results_directory(tmp_path):
     first = subprocess.Popen(lab_argv(results, *extra), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
     assert first.stdout is not None
-    first.stdout.readline()              # the first run holds its lock now
-    second = subprocess.run(lab_argv(results, *extra), capture_output=True, text=True,
-                            timeout=600)
+    # The first run's first line comes once it holds its lock and before it
+    # starts any QEMU: stopped there, it is running for as long as the
+    # second needs, whatever the load, and no timeout of its own is pending.
+    assert first.stdout.readline().startswith("usercopy-lab: run ")
+    first.send_signal(signal.SIGSTOP)
+    try:
+        second = subprocess.run(lab_argv(results, *extra), capture_output=True, text=True,
+                                timeout=600)
+    finally:
+        first.send_signal(signal.SIGCONT)
     first_out = first.communicate(timeout=600)[0]
     assert (first.returncode, second.returncode) == (0, 0), first_out + second.stdout
     assert "is also writing to" in second.stdout
