@@ -15,7 +15,6 @@ bounds work (bytes read, memory), not seconds.
 """
 from __future__ import annotations
 
-import argparse
 import gzip
 import io
 import json
@@ -32,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from test_triage import cli  # the triage CLI in this process, its output
 from usercopy_lab import cli as lab_cli
 from usercopy_lab.judge import triage, triage_inputs
 from usercopy_lab.judge.triage_baseline import (BASELINE_JSON_LIMIT, BASELINE_JSON_VALUES,
@@ -47,15 +47,6 @@ SIZE_TO = CONSOLES / "USERCOPY_SLAB_SIZE_TO.log"
 SIZE_FROM = CONSOLES / "USERCOPY_SLAB_SIZE_FROM.log"
 WHITELIST = CONSOLES / "USERCOPY_SLAB_WHITELIST_TO.log"
 HANG = 120      # seconds that only turn a hang into a failure
-
-
-def cli(capsys, *argv):
-    parser = argparse.ArgumentParser()
-    triage.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["triage", *map(str, argv)])
-    rc = args.func(args)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def lab(*argv, user: list[str] | None = None) -> subprocess.CompletedProcess[str]:
