@@ -479,6 +479,19 @@ static struct kmem_cache *split_cache(int kind)
 			     [kmalloc_index(SPLIT_SIZE)];
 }
 
+/*
+ * Whether the split is off at boot (slab_common.usercopy_split=0): then
+ * create_kmalloc_caches() makes the user-sized cache types aliases of the
+ * general ones and creates none of their caches, and kmem_buckets_create()
+ * makes no buckets. kmalloc_type() does not change, so the alias is what
+ * tells: the type GFP_USERCOPY selects holds the general caches.
+ */
+static bool usercopy_split_off(void)
+{
+	return kmalloc_caches[KMALLOC_USERCOPY][kmalloc_index(SPLIT_SIZE)] ==
+	       kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(SPLIT_SIZE)];
+}
+
 /* Whether any object of @a shares a slab page with any object of @b. */
 static bool share_a_slab(void **a, void **b, int count)
 {
@@ -507,7 +520,15 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 	void *obj;
 	int i, k, j;
 
-	if (!kmalloc_usercopy_split) {
+	if (kmalloc_type(split_kinds[SPLIT_USER].gfp) ==
+	    kmalloc_type(split_kinds[SPLIT_PLAIN].gfp) ||
+	    kmalloc_type(split_kinds[SPLIT_USER_CG].gfp) ==
+	    kmalloc_type(split_kinds[SPLIT_PLAIN_CG].gfp)) {
+		pr_err("FAIL: GFP_USERCOPY does not select a kmalloc cache type of its own\n");
+		return;
+	}
+
+	if (usercopy_split_off()) {
 		pr_err("XFAIL: this kernel does not split user-sized kmalloc caches\n");
 		pr_expected_config_param(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC,
 					 "slab_common.usercopy_split");
@@ -773,7 +794,8 @@ static void do_usercopy_msg_msg(bool to_user)
 	char cache[32];
 	int i;
 
-	if (!kmalloc_usercopy_split) {
+	/* Booted without the split, messages are in kmalloc-cg-<size>. */
+	if (usercopy_split_off()) {
 		pr_err("XFAIL: this kernel has no msg_msg caches\n");
 		pr_expected_config_param(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC,
 					 "slab_common.usercopy_split");

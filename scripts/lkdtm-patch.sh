@@ -228,7 +228,9 @@ usersized-kmalloc-cg-<size> caches, never share a slab with the other
 kinds of kmalloc() object of their size, and stay bounded by their
 object size; they report XFAIL when the option is disabled or the
 kernel is booted with slab_common.usercopy_split=0 (as do
-USERCOPY_WHITELIST_MSG_MSG_*, whose msg_msg caches are not created then).
+USERCOPY_WHITELIST_MSG_MSG_*, whose msg_msg caches are not created then),
+which they tell from the kmalloc caches: the user-sized cache type then
+holds the general caches.
 USERCOPY_KMALLOC_DMA_* check that GFP_DMA wins over GFP_USERCOPY
 (dma-kmalloc-<size>, ZONE_DMA pages), and USERCOPY_MEMDUP_USER_*,
 USERCOPY_VMEMDUP_USER_* and USERCOPY_STRNDUP_USER_* that those helpers'
