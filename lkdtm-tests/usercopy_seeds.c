@@ -99,7 +99,9 @@ static __maybe_unused void do_usercopy_seed_cache(const char *name,
 		goto free_objs;
 	}
 
-	lkdtm_usercopy_window(name, obj, useroffset, usersize, bad_before,
+	lkdtm_usercopy_window(name, obj, useroffset, usersize,
+			      whole ? LKDTM_BAD_PAST_OBJECT :
+			      bad_before ? LKDTM_BAD_BEFORE : LKDTM_BAD_AFTER,
 			      to_user);
 
 free_objs:
@@ -170,7 +172,7 @@ static void do_usercopy_caif(bool to_user)
 		       prot->name, prot->name);
 
 	lkdtm_usercopy_window(prot->name, sock->sk, prot->useroffset,
-			      prot->usersize, false, to_user);
+			      prot->usersize, LKDTM_BAD_AFTER, to_user);
 	sock_release(sock);
 #endif
 }

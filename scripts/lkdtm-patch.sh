@@ -200,7 +200,10 @@ be allowed), and then copies one byte more, past the end of the window
 or starting one byte before it, which must Oops with the cache name,
 offset and size that the test reported. The copy_from_user() variants
 write back the bytes they read beforehand and only overflow into
-objects the test owns, so a kernel without the check survives them.
+objects the test owns, so a kernel without the check survives them. No
+test reads memory outside its object: a bad copy that leaves the object
+gets 0 for its last byte instead of a snapshot of it, so that KASAN or
+slub_debug have nothing to report before hardened usercopy does.
 
 The remaining caches that the whitelisting series and
 commit bf1867db9b85 ("net/rds: Whitelist rdma_cookie and rx_tstamp for
