@@ -209,7 +209,14 @@ The remaining caches that the whitelisting series and
 commit bf1867db9b85 ("net/rds: Whitelist rdma_cookie and rx_tstamp for
 usercopy") gave a region are private to their subsystem. Their tests
 find the cache by name with kmem_cache_find(), allocate an object from
-it and test the region that kmem_cache_usercopy_region() reports:
+it and test the region that kmem_cache_usercopy_region() reports. They
+hold the subsystem while they use its cache, as its users do, so that a
+module cannot be removed under them (a module's caches die with it):
+get_fs_type() for cifs and OrangeFS, an RDS socket on the InfiniBand
+transport for rds_rdma. Where the subsystem is a module, they first load
+it with request_module(), as "modprobe NAME" would; if it cannot be
+loaded, they report XFAIL.
+
 
   USERCOPY_WHITELIST_CIFS_REQUEST_*   cifs_request: the whole object
   USERCOPY_WHITELIST_CIFS_SMALL_RQ_*  cifs_small_rq: the whole object
