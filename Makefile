@@ -104,6 +104,12 @@ arch-deps: deps
 tree: deps
 	@scripts/prepare-tree.sh $(TARBALL) $(TREE) patches
 
+# What reads the tree (kernel-config.sh, kbuild) holds $(TREE).lock shared;
+# prepare-tree.sh takes it exclusively before it re-extracts the tree, so it
+# waits for a build that another make runs in the same BUILD instead of
+# deleting the sources under it.
+TREE_READ = flock -s $(TREE).lock
+
 # PREBUILT=1: the kernels are already in $(BUILD)/kernel-NAME (e.g. left
 # there by `scripts/series-check.sh --keep $(BUILD)`, whose matrix rows 50,
 # a0 and b0 are the module, i386 and arm64 kernels): no kbuild, the image
@@ -155,9 +161,9 @@ define x86_kernel_build
 		exit 0; fi; \
 	echo "kernel $(1): kbuild runs ($$why)"; \
 	rm -f $(BUILD)/kernel-$(1)/.lab-build-stamp; \
-	scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
+	$(TREE_READ) scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
 		$(call variant_fragments,$(1)) && \
-	scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+	scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(TREE_READ) $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) CC="$(KBUILD_CC)" -j$(JOBS) bzImage \
 		`grep -qx 'CONFIG_[A-Z0-9_]*=m' $(BUILD)/kernel-$(1)/.config && echo modules` && \
 	scripts/build-stamp.py write $(BUILD)/kernel-$(1)/.lab-build-stamp $(call kbuild_stamp_inputs,$(1)) && \
@@ -209,9 +215,9 @@ endef
 else
 define arch_kernel
 $(BUILD)/kernel-$(1)/$(KIMAGE_$(2)): arch-deps tree FORCE
-	@ARCH=$(KARCH_$(2)) CROSS_COMPILE=$(KCROSS_$(2)) scripts/kernel-config.sh $(TREE) \
+	@ARCH=$(KARCH_$(2)) CROSS_COMPILE=$(KCROSS_$(2)) $(TREE_READ) scripts/kernel-config.sh $(TREE) \
 		$(BUILD)/kernel-$(1) kernel-config/lab.config kernel-config/arch-$(2).config $(3)
-	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(TREE_READ) $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) ARCH=$(KARCH_$(2)) \
 		CROSS_COMPILE=$(KCROSS_$(2)) CC="$(KCC_$(2))" -j$(JOBS) $(KTARGET_$(2))
 	@echo "kernel: $$@"
@@ -225,9 +231,9 @@ $(eval $(call arch_kernel,arm64-kasan,arm64,kernel-config/kasan-sw-tags.config))
 # It has no DWARF: the coverage probe's two offsets are compiled against
 # the build after each link (scripts/probe-offsets.sh -> probe-offsets.txt).
 $(BUILD)/kernel-hunt/arch/x86/boot/bzImage: tree FORCE
-	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-hunt kernel-config/lab.config \
+	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-hunt kernel-config/lab.config \
 		kernel-config/variant-seeds.config kernel-config/variant-hunt.config
-	+@scripts/kbuild-progress.py hunt $(BUILD_ABS)/kernel-hunt -- $(MAKE) --no-print-directory \
+	+@scripts/kbuild-progress.py hunt $(BUILD_ABS)/kernel-hunt -- $(TREE_READ) $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-hunt CC="ccache gcc" -j$(JOBS) bzImage
 	@scripts/probe-offsets.sh $(BUILD)/kernel-hunt >/dev/null
 	@echo "kernel: $@"
@@ -508,10 +514,10 @@ VMALLOC_PROOF := $(BUILD)/vmalloc-proof
 VMALLOC_TRIGGERS := USERCOPY_VMALLOC USERCOPY_VMALLOC_NO_GUARD_TO USERCOPY_VMALLOC_NO_GUARD_FROM \
 	USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
 series-vmalloc-proof: tree initramfs
-	@scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-default kernel-config/lab.config \
+	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-default kernel-config/lab.config \
 		kernel-config/matrix/90-smp.config
 	+@CCACHE_BASEDIR= scripts/kbuild-progress.py smp $(abspath $(VMALLOC_PROOF))/kernel-default -- \
-		$(MAKE) \
+		$(TREE_READ) $(MAKE) \
 		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-default \
 		CC="ccache gcc" -j$(JOBS) bzImage
 	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(RESULTS) \
