@@ -375,7 +375,8 @@ static void do_usercopy_names_cache(bool to_user)
 	name = lkdtm_find_owned_pair(names, ARRAY_SIZE(names), names,
 				     ARRAY_SIZE(names), PATH_MAX);
 	if (!name) {
-		pr_warn("Failed to allocate two adjacent names_cache objects\n");
+		pr_err("XFAIL: no two adjacent names_cache objects: %s\n",
+		       LKDTM_NO_PAIR);
 		goto free_names;
 	}
 
@@ -596,8 +597,8 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 						    objs[k], SPLIT_COUNT, size);
 	}
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent %s objects\n",
-			split_kinds[kind].what);
+		pr_err("XFAIL: no two adjacent %s objects: %s\n",
+		       split_kinds[kind].what, LKDTM_NO_PAIR);
 		goto free_objs;
 	}
 
@@ -656,7 +657,7 @@ static void do_usercopy_kmalloc_dma(bool to_user)
 	obj = lkdtm_find_owned_pair(objs, ARRAY_SIZE(objs), objs,
 				    ARRAY_SIZE(objs), size);
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent DMA objects\n");
+		pr_err("XFAIL: no two adjacent DMA objects: %s\n", LKDTM_NO_PAIR);
 		goto free_objs;
 	}
 
@@ -756,8 +757,8 @@ static void do_usercopy_dup(enum dup_helper helper, bool to_user)
 	obj = lkdtm_find_owned_pair(objs, ARRAY_SIZE(objs), objs,
 				    ARRAY_SIZE(objs), size);
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent %s objects\n",
-			dup_names[helper]);
+		pr_err("XFAIL: no two adjacent %s objects: %s\n",
+		       dup_names[helper], LKDTM_NO_PAIR);
 		goto free_objs;
 	}
 
