@@ -80,6 +80,7 @@ help:
 	@echo "make series-vmalloc-proof  patches/0001 on an SMP kernel: guard-less copies pass, the old bound BUGs"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
 	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
+	@echo "make gaps            static gap finder: copy sites vs cache regions, 6.1 trees (make gaps-test: recall)"
 	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
 	@echo "make hunt HUNT_MINUTES=60 HUNT_JOBS=2  trinity/stress-ng/selftests in fallback guests (docs/hunt.md)"
 	@echo "make hunt-replay RUN=.. FINDING=..  boot a hunt's recorded guest again; hunt-harvest RUN=.. re-judges"
@@ -595,3 +596,5 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 1 -j 2 --guest-seconds 12 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
 		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke
+
+include mk/gaps.mk
