@@ -565,3 +565,4 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 1 -j 2 --guest-seconds 12 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
 		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke
+include mk/line-6.12.mk
