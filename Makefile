@@ -598,3 +598,4 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke
 
 include mk/gaps.mk
+include mk/line-6.12.mk

@@ -16,7 +16,8 @@
  *  auxv        /proc/self/auxv: proc_auxv_read() copies mm->saved_auxv
  *              (mm_struct whitelist) at every offset and length;
  *              prctl(PR_SET_MM, PR_SET_MM_AUXV) (stack buffer, then memcpy);
- *              prctl(PR_GET_AUXV) is tried and is not in 6.1 (added in 6.4).
+ *              prctl(PR_GET_AUXV) (added in 6.4: SKIP on 6.1) copies the
+ *              whole saved_auxv array.
  *  fpu         ptrace PTRACE_GETREGSET/SETREGSET of the arch's FP regsets
  *              (x86-64: NT_PRFPREG, NT_X86_XSTATE; i386: NT_PRFPREG,
  *              NT_PRXFPREG, NT_X86_XSTATE; arm64: NT_PRFPREG, NT_ARM_TLS),
@@ -308,7 +309,14 @@ static void do_auxv(void)
 		printf(PREFIX "SKIP: auxv: prctl(PR_GET_AUXV) is EINVAL: not in this "
 		       "kernel (added in 6.4)\n");
 	} else {
-		call(G_AUXV, n == total && !memcmp(again, auxv, total),
+		/*
+		 * kernel/sys.c prctl_get_auxv() returns sizeof(mm->saved_auxv),
+		 * the whole array (400 bytes on 6.12 x86-64), and copies that much
+		 * from the mm_struct whitelist; /proc/self/auxv shows only the
+		 * used part, which must lead it.
+		 */
+		call(G_AUXV, n >= total && n <= (ssize_t)sizeof(again) &&
+		     !memcmp(again, auxv, total),
 		     "prctl(PR_GET_AUXV): %zd (%s)", n, strerror(errno));
 	}
 	note(G_AUXV, "/proc/self/auxv (%zd bytes) at every offset and length; "

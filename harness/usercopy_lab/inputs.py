@@ -110,7 +110,9 @@ class NameRule:
 
 
 TRIGGER = NameRule("trigger name", r"[A-Z0-9_]+")
-SUITE = NameRule("suite name", r"[a-z0-9][a-z0-9_-]*")       # suites.toml tables
+# A suite name may hold a dot between two other characters ("stock-6.12": a
+# kernel line's version; quoted in suites.toml, where a bare dot nests).
+SUITE = NameRule("suite name", r"[a-z0-9](?:[a-z0-9_-]|\.(?=[a-z0-9]))*")
 KERNEL = NameRule("kernel variant", r"[a-z0-9][a-z0-9_-]*")  # build/kernel-NAME
 CHECK = NameRule("check program", r"[a-z0-9][a-z0-9_-]*")    # initramfs-src/NAME.c
 

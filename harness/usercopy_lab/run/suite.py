@@ -272,7 +272,7 @@ def _key_lines(text: str) -> dict[tuple[str, str | None], int]:
     table: str | None = None
     for num, line in enumerate(text.splitlines(), 1):
         if m := _HEADER_RE.match(line):
-            table = m.group(1)
+            table = m.group(1).strip('"')   # ["stock-6.12"]
             found.setdefault((table, None), num)
         elif m := _KEY_RE.match(line):
             key = (table, m.group(1)) if table else (m.group(1), None)
