@@ -25,3 +25,26 @@ def test_no_captured_kasan_console_holds_a_kasan_report():
     logs = sorted((TESTDATA / "console-series" / "kasan").glob("*.log"))
     assert len(logs) == 58
     assert [p.name for p in logs if "BUG: KASAN" in p.read_text(errors="replace")] == []
+
+
+ARM64_KASAN = load_suites(REPO / "suites.toml")["arm64-kasan"]
+
+
+def test_a_tagged_vmalloc_pointer_is_bounded_on_arm64_sw_tags():
+    """patches/0001 compares the untagged pointer: on the SW_TAGS guest the
+    buffer's top byte is a KASAN tag, not 0xff, and the copy past it BUGs
+    as on x86-64.  Compared raw, 0x6fff... is below the area's untagged end
+    by more than any copy and the check would let it through."""
+    consoles = TESTDATA / "console-arch" / "arm64-kasan"
+    name = "USERCOPY_VMALLOC"
+    log = consoles / f"{name}.log"
+    text = log.read_text(errors="replace")
+    addr = text.split("bad copy_to_user() from kernel vmalloc: ", 1)[1].split()[0]
+    assert int(addr, 16) >> 56 != 0xff               # tagged
+    result = evaluate_log("arm64-kasan", name, log, ARM64_KASAN.golden()[name], "")
+    assert result.verdict == "PASS", result.diffs
+    for other in ARM64_KASAN.only:
+        if other != name:
+            r = evaluate_log("arm64-kasan", other, consoles / f"{other}.log",
+                             ARM64_KASAN.golden()[other], "")
+            assert r.verdict == "PASS", (other, r.diffs)
