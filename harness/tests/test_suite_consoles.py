@@ -57,7 +57,7 @@ def test_window_cross_check_catches_a_shifted_window(tmp_path):
     assert any(d.startswith("cross-check offset/size") for d in result.diffs)
 
 
-@pytest.mark.parametrize("suite", ["default", "slab"])
+@pytest.mark.parametrize("suite", ["default", "slab", "kasan"])
 def test_usersized_cache_check_passes_on_its_console(suite):
     result = evaluate_check_log(suite, "check-usersized-caches",
                                 CONSOLES / suite / "check-usersized-caches.log")
@@ -89,3 +89,4 @@ def test_objcg_check_passes_on_the_fixed_kernel():
     result = evaluate_check_log("memcg", "check-objcg-caches",
                                 CONSOLES / "memcg" / "check-objcg-caches.log")
     assert result.verdict == "PASS", result.diffs
+
