@@ -60,7 +60,7 @@ help:
 	@echo "make kernels         build the kernels make and make test boot ($(KERNEL_VARIANTS))"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
-	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
+	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest), the seed triggers loading theirs"
 	@echo "make suite-nosplit-kconfig  the nosplit triggers on a kernel built without the split"
 	@echo "make suite-minimal   the default triggers on the kernel of lab.config alone"
 	@echo "make suite-kasan     the default triggers and checks on the seeds kernel under KASAN"
@@ -176,6 +176,9 @@ endif
 
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	$(call x86_kernel_build,$*)
+# Made through a pattern (modules.cpio's prerequisite) a kernel image is
+# an intermediate file that make would delete after its first use.
+.PRECIOUS: $(BUILD)/kernel-%/arch/x86/boot/bzImage
 
 # A kernel's modules as a newc archive that follows the shared initramfs in
 # a modules suite's guests (suites.toml modules = true): LKDTM's module.
@@ -183,7 +186,19 @@ MODULES_KO := drivers/misc/lkdtm/lkdtm.ko
 $(BUILD)/kernel-%/modules.cpio: $(BUILD)/kernel-%/arch/x86/boot/bzImage $(GEN_CPIO)
 	@scripts/modules-cpio.sh $(GEN_CPIO) $(BUILD)/kernel-$* $@ $(MODULES_KO)
 
-modules-cpio: $(BUILD)/kernel-$(KERNEL)/modules.cpio
+# MODULE_SET=lkdtm (the default) or installed: the archive of that name below.
+MODULE_SET ?= lkdtm
+modules-cpio: $(BUILD)/kernel-$(KERNEL)/$(if $(filter installed,$(MODULE_SET)),modules-installed.cpio,modules.cpio)
+
+# Every module of the kernel installed as a distribution installs them
+# (suites.toml modules = "installed"): lib/modules/RELEASE with modules.dep
+# from `make modules_install` (stripped; depmod runs there), busybox as
+# /sbin/modprobe, LKDTM insmodded by init as above.
+$(BUILD)/kernel-%/modules-installed.cpio: $(BUILD)/kernel-%/arch/x86/boot/bzImage $(GEN_CPIO)
+	@rm -rf $(BUILD)/kernel-$*/modules-root
+	@$(TREE_READ) $(MAKE) --no-print-directory -s -C $(TREE) O=$(BUILD_ABS)/kernel-$* \
+		INSTALL_MOD_PATH=$(BUILD_ABS)/kernel-$*/modules-root INSTALL_MOD_STRIP=1 modules_install
+	@scripts/modules-cpio.sh --root $(BUILD)/kernel-$*/modules-root $(GEN_CPIO) $(BUILD)/kernel-$* $@ $(MODULES_KO)
 
 # Kernels for other architectures (docs/arches.md): build/kernel-ARCH/ from
 # lab.config + kernel-config/arch-ARCH.config, merged onto `make ARCH=...
@@ -310,11 +325,13 @@ suite-arch:
 		--suite $(ARCH)
 
 # LKDTM as a module (suites.toml [module]): the module kernel, its modules
-# archive, then every default trigger with lkdtm.ko insmodded by init.  Not
-# part of `make test`: one more cold kernel (MODULES=y is a global change).
-suite-module: $(BUILD)/kernel-module/modules.cpio initramfs
+# archive, then every default trigger with lkdtm.ko insmodded by init and
+# the seed subsystems' modules absent; then [module-seeds], the seed
+# triggers with every module installed and a modprobe for request_module().
+# Not part of `make test`: one more cold kernel (MODULES=y is a global change).
+suite-module: $(BUILD)/kernel-module/modules.cpio $(BUILD)/kernel-module/modules-installed.cpio initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite module
+		--suite module --suite module-seeds
 
 # The default suite's triggers and checks on the seeds kernel under generic
 # KASAN (suites.toml [kasan]): no console may hold a KASAN report.  Not part

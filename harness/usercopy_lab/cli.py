@@ -213,7 +213,8 @@ def _plan_and_run(args: argparse.Namespace, stop: StopSignals) -> int:
     # A modules suite's guest: its userland followed by its kernel's modules.
     initramfs_of = {n: with_modules(suites[n].initramfs(args.initramfs),
                                     suites[n].modules_archive(args.build_dir),
-                                    args.results / "initramfs", suites[n].kernel)
+                                    args.results / "initramfs", suites[n].kernel,
+                                    suites[n].modules.make_command(suites[n].kernel))
                     for n in names if suites[n].modules}
 
     chosen = [suites[n] for n in names]
