@@ -36,6 +36,7 @@ DEBIAN = {
     "lava_common": "lava-common",
     "voluptuous": "python3-voluptuous",
     "junitparser": "python3-junitparser",
+    "jinja2": "python3-jinja2",
 }
 
 
