@@ -37,6 +37,7 @@ DEBIAN = {
     "voluptuous": "python3-voluptuous",
     "junitparser": "python3-junitparser",
     "jinja2": "python3-jinja2",
+    "matplotlib": "python3-matplotlib",
 }
 
 

@@ -28,26 +28,18 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-from ..inputs import shown
 from ..model import TriggerResult, Verdict
 from .page_console import excerpt, golden_view
 from .page_diff import DiffKind, DiffRow, diff_runs
-from .page_model import (RESULTS_JSON, PageError, RunResults, baseline_run, load_run,
+from .page_io import environment, run_cli, write_html
+from .page_model import (RESULTS_JSON, RunResults, baseline_run, load_run,
                          previous_run)
 from .run_facts import run_facts
 
 REPO = Path(__file__).resolve().parents[3]
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 INDEX = "index.html"
 PAGES = "page"
 EXTRA_FILES = ("results.ktap", "junit.xml", "selftests-comparison.md", "seeds/slab-audit.txt")
-
-
-def environment() -> Environment:
-    return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                       undefined=StrictUndefined, trim_blocks=False, keep_trailing_newline=True)
 
 
 @dataclass(frozen=True)
@@ -122,11 +114,7 @@ def write_page(run_dir: Path, baseline: str | None = None, repo: Path = REPO) ->
             r=r, run_id=run.run_id, up="../../", log_href=_relative(console, page.parent),
             log_name=str(name), excerpt=excerpt(r, console), golden=golden_view(r.golden, repo),
             change=changes.get((r.suite, r.trigger))), encoding="utf-8")
-    index = run_dir / INDEX
-    tmp = index.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(index)
-    return index
+    return write_html(run_dir / INDEX, text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,17 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                     "with the same suites)")
     ap.add_argument("--repo", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    try:
-        index = write_page(args.run_dir, args.baseline, args.repo)
-    except PageError as exc:
-        print(f"html_page: {shown(exc, None)}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"html_page: {shown(exc.filename or '', None)}: "
-              f"{shown(exc.strerror or exc, None)}", file=sys.stderr)
-        return 2
-    print(f"html_page: {index}")
-    return 0
+    return run_cli("html_page", lambda: write_page(args.run_dir, args.baseline, args.repo))
 
 
 if __name__ == "__main__":
