@@ -192,9 +192,9 @@ def _plan_and_run(args: argparse.Namespace, stop: StopSignals) -> int:
     for check in args.check or ():
         if not any(check in suites[n].checks for n in names):
             raise InputError(f"--check {check}: not a check of suite {', '.join(names)}")
-    check_outputs(args.ktap, args.junit, args.results)
     if args.baseline:
         baseline_run(args.baseline, args.results)     # PageError (exit 2) before any boot
+    check_outputs(args.ktap, args.junit, args.results)
     for arch in dict.fromkeys(suites[n].arch for n in names):
         if not qemu_available(arch):
             print(f"usercopy-lab: {ARCHES[arch].qemu} not found "
