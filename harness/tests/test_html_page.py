@@ -86,10 +86,16 @@ def test_bad_input_is_one_line_and_exit_2(results, tmp_path, capsys, argv, words
     assert err.count("\n") == 1 and words in err and "Traceback" not in err
 
 
-def test_a_broken_results_json_is_one_line(tmp_path, capsys):
-    (tmp_path / "results.json").write_text('{"triggers": [{"suite": "x"}]}')
+@pytest.mark.parametrize("entry, words", [
+    ('{"suite": "x"}', "not a results.json (KeyError"),
+    ('{"suite": "x", "name": "../../../x", "verdict": "PASS"}',
+     "name '../../../x' is not a suite or trigger name"),
+])
+def test_a_broken_results_json_is_one_line(tmp_path, capsys, entry, words):
+    (tmp_path / "results.json").write_text('{"triggers": [%s]}' % entry)
     assert main([str(tmp_path)]) == 2
-    assert "not a results.json (KeyError" in capsys.readouterr().err
+    assert words in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [tmp_path / "results.json"]      # nothing written
 
 
 def _result(verdict: Verdict, summary: str = "s") -> TriggerResult:

@@ -18,6 +18,7 @@ from ..model import Report, TriggerResult, Verdict
 
 RESULTS_JSON = "results.json"
 _REPORT_FIELDS = {f.name for f in fields(Report)} - {"lines", "frame_addresses"}
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _RUN_ID = re.compile(r"^(\d{8})-(\d{6})-(\d+)(?:\.(\d+))?$")
 
 
@@ -37,7 +38,12 @@ def report_from_json(data: dict[str, Any]) -> Report:
 
 
 def result_from_json(data: dict[str, Any]) -> TriggerResult:
-    """One entry of results.json's "triggers" (TriggerResult.to_json) back."""
+    """One entry of results.json's "triggers" (TriggerResult.to_json) back.
+    Suite and trigger names become file names of the page: a name that is
+    not one (a results.json from elsewhere: "../x") is a ValueError."""
+    for key in ("suite", "name"):
+        if not _NAME.fullmatch(str(data[key])):
+            raise ValueError(f"{key} {data[key]!r} is not a suite or trigger name")
     return TriggerResult(
         suite=data["suite"], trigger=data["name"], verdict=Verdict(data["verdict"]),
         summary=data.get("summary", ""), seconds=float(data.get("seconds") or 0.0),
