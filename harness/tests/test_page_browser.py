@@ -56,15 +56,20 @@ def page_requests(netlog: Path) -> list[str]:
             and not p["url"].startswith(("file:", "data:"))]
 
 
-def pixels(png: Path):   # a numpy array (matplotlib reads the PNG)
-    return (image.imread(str(png))[:, :, :3] * 255).round().astype(int)
+def pixels(png: Path):
+    """Every 4th pixel of every 4th row, as 0-255 RGB (a numpy array):
+    enough to see a page, small enough to leave this worker's peak memory
+    alone (test_triage_bounds measures a child's peak RSS, which counts the
+    worker's it was forked from: the whole screenshot as float and int
+    arrays took a worker to 240 MB)."""
+    return (image.imread(str(png))[::4, ::4, :3] * 255).round().astype("uint8")
 
 
 def assert_not_blank(png: Path, colour: tuple[int, int, int]) -> None:
     img = pixels(png)
     background = (img == img[0, 0]).all(axis=2).mean()
     assert background < 0.97, f"{png.name}: {background:.1%} of it is one colour"
-    assert (img == colour).all(axis=2).sum() > 500, f"{png.name}: no {colour} area"
+    assert (img == colour).all(axis=2).sum() > 30, f"{png.name}: no {colour} area"
 
 
 def test_results_page_renders_with_its_matrix_and_fetches_nothing(tmp_path):
