@@ -390,10 +390,12 @@ syzkaller-corpus:
 # load 2-3).  UNIT_DEPS: every module the tests import, through the package
 # that installs it (harness/tests/test_unit_deps.py checks the list against
 # the sources): lava-common's schema (python3-voluptuous) checks the LAVA
-# jobs, python3-junitparser reads the JUnit file.
+# jobs, python3-junitparser reads the JUnit file; python3-jinja2 and
+# python3-matplotlib make the results, hunt and bench pages (chromium, which
+# the page's browser test needs, comes with `deps`, as in make test).
 UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml \
 	python3-pyelftools python3-pytest-xdist lava-common python3-voluptuous \
-	python3-junitparser
+	python3-junitparser python3-jinja2 python3-matplotlib
 unit-test:
 	@scripts/install-deps.sh --only $(UNIT_DEPS)
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q -n $(JOBS) harness/tests
@@ -569,6 +571,9 @@ HUNT_SMOKE_INITRAMFS := $(BUILD)/initramfs-hunt-smoke.cpio
 HUNT_SELFTESTS := $(BUILD)/hunt-selftests
 HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
 HUNT := $(PYTHON) -m usercopy_lab.hunt.runner
+# RUN/hunt/index.html from RUN/hunt/findings.json (output/hunt_page.py), also
+# after a hunt that exits 1 (an untriaged finding); the hunt's status stands.
+HUNT_PAGE = ; status=$$?; $(PYTHON) -m usercopy_lab.output.hunt_page $(1) && exit $$status
 
 .PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke
 
@@ -583,7 +588,8 @@ hunt: initramfs-hunt
 	+$(MAKE) kernel KERNEL=$(HUNT_KERNEL)
 	$(HUNT) run --minutes $(HUNT_MINUTES) -j $(HUNT_JOBS) --kernel $(HUNT_KERNEL) \
 		--build-dir $(BUILD) --initramfs $(HUNT_INITRAMFS) --results $(RESULTS) \
-		$(if $(HUNT_SEED),--seed $(HUNT_SEED)) $(foreach w,$(HUNT_WORKLOADS),--workload $(w))
+		$(if $(HUNT_SEED),--seed $(HUNT_SEED)) $(foreach w,$(HUNT_WORKLOADS),--workload $(w)) \
+		$(call HUNT_PAGE,$(RESULTS)/latest)
 
 # Boots the recorded guests again: RUN=results/<run> FINDING=U-... or GUEST=g001-...
 hunt-replay:
@@ -596,7 +602,7 @@ hunt-replay:
 # expected-oops/hunt/classifications.toml): RUN=results/<run>
 hunt-harvest:
 	@[ -n "$(RUN)" ] || { echo "usage: make hunt-harvest RUN=results/<run>"; exit 2; }
-	$(HUNT) harvest $(RUN)
+	$(HUNT) harvest $(RUN) $(call HUNT_PAGE,$(RUN))
 
 # Part of `make test`: the pipeline on the seeds kernel (which make test
 # builds anyway; variant-seeds.config has the coverage probe's options):
@@ -612,7 +618,8 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	@scripts/probe-offsets.sh $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL) >/dev/null
 	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 1 -j 2 --guest-seconds 12 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
-		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke
+		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke \
+		$(call HUNT_PAGE,$(RESULTS)/hunt-smoke/latest)
 
 include mk/gaps.mk
 include mk/line-6.12.mk
