@@ -23,7 +23,8 @@
 #   --reverse), and its kbuild output must hold no warning.
 #
 # The stock 6.12 tree (BUILD/linux-source-6.12, prepared) must exist;
-# export needs its build (build/kernel-612stock).  Exit status 0 all good,
+# export needs its build (build/kernel-612stock).  COMPILE=0: check without
+# the compile step; BUILDS=0: export without building the fixes.  Exit status 0 all good,
 # 1 a check failed, 2 a setup problem.
 set -euo pipefail
 
@@ -72,11 +73,11 @@ small_repo() {
 	local dir=$1 top f
 	rm -rf "$dir" "$dir.x"
 	mkdir -p "$dir" "$dir.x"
-	top=$(tar -tf "$tarball" | head -n 1 | cut -d/ -f1)
-	mapfile -t files < <(cd "$sdir" && touched "${series[@]}")
-	for f in "${files[@]}"; do
-		tar -C "$dir.x" -xf "$tarball" "$top/$f" 2>/dev/null || true
-	done
+	top=$( (tar -tf "$tarball" 2>/dev/null || true) | head -n 1 | cut -d/ -f1)
+	# One pass over the tarball; the files the series creates are not in
+	# it (tar names them and exits 2 after extracting the others).
+	mapfile -t files < <(cd "$sdir" && touched "${series[@]}" | sed "s|^|$top/|")
+	tar -C "$dir.x" -xf "$tarball" "${files[@]}" 2>/dev/null || true
 	(cd "$dir.x/$top" && tar -cf - .) | tar -C "$dir" -xf -
 	rm -rf "$dir.x"
 	"${git_[@]}" -C "$dir" init -q
@@ -100,6 +101,11 @@ if [ "$mode" = check ]; then
 			{ "${git_[@]}" -C "$work/am" am --abort 2>/dev/null || true; bad "$p does not git am"; break; }
 		echo "  $p: applies"
 	done
+	if [ "${COMPILE:-1}" = 0 ]; then
+		echo "series-6.12: COMPILE=0: the prefixes are not compiled"
+		[ $fail = 0 ] && echo "series-6.12: check OK without compiling (${#series[@]} patches)"
+		exit $fail
+	fi
 	echo "series-6.12: every prefix compiles what it changes"
 	extract_tree "$tarball" "$work/tree" || die "cannot extract $tarball"
 	"$here/kernel-config.sh" "$work/tree" "$work/o" "${frags[@]}" >/dev/null
@@ -128,7 +134,8 @@ if [ "$mode" = check ]; then
 fi
 
 [ "$mode" = export ] || die "usage: $0 check|export TARBALL SERIES_DIR WORK FRAGMENT..."
-[ -f "$build/kernel-612stock/vmlinux" ] || die "build the stock 6.12 kernel first (make kernels-6.12)"
+[ "${BUILDS:-1}" = 0 ] || [ -f "$build/kernel-612stock/vmlinux" ] ||
+	die "build the stock 6.12 kernel first (make kernels-6.12)"
 out=$work/out
 rm -rf "$out"
 small_repo "$work/am"
@@ -154,6 +161,7 @@ for p in "${fixes[@]}"; do
 	"${git_[@]}" -C "$work/am" format-patch -q -1 --zero-commit --notes --no-signature \
 		--subject-prefix="$prefix" "${args[@]}" -o "$fout" >/dev/null
 	echo "series-6.12: $p: [$prefix], applies alone; $(ls "$fout")"
+	[ "${BUILDS:-1}" != 0 ] || { echo "  BUILDS=0: not built"; continue; }
 	echo "series-6.12: $p: building it alone on the pristine tree"
 	if JOBS=${JOBS:-2} "$here/overlay-build.sh" \
 		$(for s in "${patches[@]}"; do printf -- '--reverse %s ' "$sdir/stock/$s"; done) \
