@@ -30,7 +30,7 @@ GEN_CPIO    := $(BUILD)/gen_init_cpio
 # suite-minimal, suite-module, suite-nosplit-kconfig, make hunt).
 ALL_VARIANTS := default \
 	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
-OPTIONAL_VARIANTS := default module hunt nosplit
+OPTIONAL_VARIANTS := default module hunt nosplit kasan
 KERNEL_VARIANTS := $(filter-out $(OPTIONAL_VARIANTS),$(ALL_VARIANTS))
 KERNEL      ?= seeds
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
@@ -40,7 +40,7 @@ export PYTHONPATH := $(CURDIR)/harness
 .PHONY: all suite test tests-beside-kernels unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-values mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
-	modules-cpio suite-module suite-nosplit-kconfig suite-minimal
+	modules-cpio suite-module suite-nosplit-kconfig suite-minimal suite-kasan suite-kasan-tags
 
 all: suite
 
@@ -63,6 +63,8 @@ help:
 	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
 	@echo "make suite-nosplit-kconfig  the nosplit triggers on a kernel built without the split"
 	@echo "make suite-minimal   the default triggers on the kernel of lab.config alone"
+	@echo "make suite-kasan     the default triggers and checks on the seeds kernel under KASAN"
+	@echo "make suite-kasan-tags  the vmalloc triggers on arm64 under software tag-based KASAN"
 	@echo "make whitelist-values the seed regions' offsetof/sizeof, compiled in the seeds build"
 	@echo "make boot TRIGGER=X  boot one fresh guest for trigger X, console shown live (SUITE=$(SUITE))"
 	@echo "make shell           a shell in a lab guest (KERNEL=$(KERNEL) CMDLINE=...; Ctrl-A X quits)"
@@ -78,6 +80,7 @@ help:
 	@echo "make series-vmalloc-proof  patches/0001 on an SMP kernel: guard-less copies pass, the old bound BUGs"
 	@echo "make mutation-demo   boot a test-only kernel mutation; its triggers must FAIL"
 	@echo "make mutation-rds    the seeds kernel without the RDS regions: the RDS probes must oops"
+	@echo "make gaps            static gap finder: copy sites vs cache regions, 6.1 trees (make gaps-test: recall)"
 	@echo "make results-check   the last run's KTAP (tree's kunit.py) and JUnit vs results.json"
 	@echo "make hunt HUNT_MINUTES=60 HUNT_JOBS=2  trinity/stress-ng/selftests in fallback guests (docs/hunt.md)"
 	@echo "make hunt-replay RUN=.. FINDING=..  boot a hunt's recorded guest again; hunt-harvest RUN=.. re-judges"
@@ -101,6 +104,12 @@ arch-deps: deps
 # file changed (hash stamp); otherwise a no-op, so kbuild stays incremental.
 tree: deps
 	@scripts/prepare-tree.sh $(TARBALL) $(TREE) patches
+
+# What reads the tree (kernel-config.sh, kbuild) holds $(TREE).lock shared;
+# prepare-tree.sh takes it exclusively before it re-extracts the tree, so it
+# waits for a build that another make runs in the same BUILD instead of
+# deleting the sources under it.
+TREE_READ = flock -s $(TREE).lock
 
 # PREBUILT=1: the kernels are already in $(BUILD)/kernel-NAME (e.g. left
 # there by `scripts/series-check.sh --keep $(BUILD)`, whose matrix rows 50,
@@ -134,9 +143,13 @@ CCACHE_DEPEND_MODE ?= 1
 ifeq ($(CCACHE_DEPEND_MODE),1)
 export CCACHE_DEPEND := 1
 endif
+# The fragments merged after lab.config into kernel variant NAME: its
+# FRAGMENTS_NAME when set, else kernel-config/variant-NAME.config.
+FRAGMENTS_kasan := kernel-config/variant-seeds.config kernel-config/variant-kasan.config
+variant_fragments = $(or $(FRAGMENTS_$(1)),$(wildcard kernel-config/variant-$(1).config))
 define kbuild_stamp_inputs
 	--file $(TREE).stamp --stat $(TREE).stamp --tree $(TREE) \
-	--file kernel-config/lab.config $(foreach f,$(wildcard kernel-config/variant-$(1).config),--file $(f)) \
+	--file kernel-config/lab.config $(foreach f,$(call variant_fragments,$(1)),--file $(f)) \
 	--file scripts/kernel-config.sh --file scripts/kconfig-lib.sh \
 	--stat $(BUILD)/kernel-$(1)/.config --stat $(BUILD)/kernel-$(1)/arch/x86/boot/bzImage \
 	--text "CC=$(KBUILD_CC) $$(gcc --version | head -n 1)"
@@ -149,9 +162,9 @@ define x86_kernel_build
 		exit 0; fi; \
 	echo "kernel $(1): kbuild runs ($$why)"; \
 	rm -f $(BUILD)/kernel-$(1)/.lab-build-stamp; \
-	scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
-		$(wildcard kernel-config/variant-$(1).config) && \
-	scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
+	$(TREE_READ) scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-$(1) kernel-config/lab.config \
+		$(call variant_fragments,$(1)) && \
+	scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(TREE_READ) $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) CC="$(KBUILD_CC)" -j$(JOBS) bzImage \
 		`grep -qx 'CONFIG_[A-Z0-9_]*=m' $(BUILD)/kernel-$(1)/.config && echo modules` && \
 	scripts/build-stamp.py write $(BUILD)/kernel-$(1)/.lab-build-stamp $(call kbuild_stamp_inputs,$(1)) && \
@@ -191,32 +204,37 @@ KIMAGE_arm64    := arch/arm64/boot/Image
 HOSTCC_arm64    := aarch64-linux-gnu-gcc
 ARCH_IMAGES     := $(foreach a,$(ARCHES),$(BUILD)/kernel-$(a)/$(KIMAGE_$(a)))
 
+# arch_kernel NAME,ARCH,FRAGMENTS: build/kernel-NAME/ for ARCH from
+# lab.config + arch-ARCH.config + FRAGMENTS.  arm64-kasan: the arm64 kernel
+# under software tag-based KASAN (kernel-config/kasan-sw-tags.config), whose
+# pointers carry a tag in their top byte (make suite-kasan-tags).
 ifneq ($(PREBUILT),)
 define arch_kernel
-$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): FORCE
-	$(call prebuilt_image,$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)))
+$(BUILD)/kernel-$(1)/$(KIMAGE_$(2)): FORCE
+	$(call prebuilt_image,$(BUILD)/kernel-$(1)/$(KIMAGE_$(2)))
 endef
 else
 define arch_kernel
-$(BUILD)/kernel-$(1)/$(KIMAGE_$(1)): arch-deps tree FORCE
-	@ARCH=$(KARCH_$(1)) CROSS_COMPILE=$(KCROSS_$(1)) scripts/kernel-config.sh $(TREE) \
-		$(BUILD)/kernel-$(1) kernel-config/lab.config kernel-config/arch-$(1).config
-	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(MAKE) --no-print-directory \
-		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) ARCH=$(KARCH_$(1)) \
-		CROSS_COMPILE=$(KCROSS_$(1)) CC="$(KCC_$(1))" -j$(JOBS) $(KTARGET_$(1))
+$(BUILD)/kernel-$(1)/$(KIMAGE_$(2)): arch-deps tree FORCE
+	@ARCH=$(KARCH_$(2)) CROSS_COMPILE=$(KCROSS_$(2)) $(TREE_READ) scripts/kernel-config.sh $(TREE) \
+		$(BUILD)/kernel-$(1) kernel-config/lab.config kernel-config/arch-$(2).config $(3)
+	+@scripts/kbuild-progress.py $(1) $(BUILD_ABS)/kernel-$(1) -- $(TREE_READ) $(MAKE) --no-print-directory \
+		-C $(TREE) O=$(BUILD_ABS)/kernel-$(1) ARCH=$(KARCH_$(2)) \
+		CROSS_COMPILE=$(KCROSS_$(2)) CC="$(KCC_$(2))" -j$(JOBS) $(KTARGET_$(2))
 	@echo "kernel: $$@"
 endef
 endif
-$(foreach a,$(ARCHES),$(eval $(call arch_kernel,$(a))))
+$(foreach a,$(ARCHES),$(eval $(call arch_kernel,$(a),$(a))))
+$(eval $(call arch_kernel,arm64-kasan,arm64,kernel-config/kasan-sw-tags.config))
 
 # The hunt kernel (make hunt, docs/hunt.md) is the seeds kernel plus
 # variant-hunt.config: three fragments, and not one of `make kernels`.
 # It has no DWARF: the coverage probe's two offsets are compiled against
 # the build after each link (scripts/probe-offsets.sh -> probe-offsets.txt).
 $(BUILD)/kernel-hunt/arch/x86/boot/bzImage: tree FORCE
-	@scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-hunt kernel-config/lab.config \
+	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(BUILD)/kernel-hunt kernel-config/lab.config \
 		kernel-config/variant-seeds.config kernel-config/variant-hunt.config
-	+@scripts/kbuild-progress.py hunt $(BUILD_ABS)/kernel-hunt -- $(MAKE) --no-print-directory \
+	+@scripts/kbuild-progress.py hunt $(BUILD_ABS)/kernel-hunt -- $(TREE_READ) $(MAKE) --no-print-directory \
 		-C $(TREE) O=$(BUILD_ABS)/kernel-hunt CC="ccache gcc" -j$(JOBS) bzImage
 	@scripts/probe-offsets.sh $(BUILD)/kernel-hunt >/dev/null
 	@echo "kernel: $@"
@@ -297,6 +315,19 @@ suite-arch:
 suite-module: $(BUILD)/kernel-module/modules.cpio initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
 		--suite module
+
+# The default suite's triggers and checks on the seeds kernel under generic
+# KASAN (suites.toml [kasan]): no console may hold a KASAN report.  Not part
+# of `make test`: one more cold kernel (docs/suites.md says what it costs).
+suite-kasan: $(BUILD)/kernel-kasan/arch/x86/boot/bzImage initramfs
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite kasan
+
+# The vmalloc triggers on an arm64 guest under software tag-based KASAN
+# (suites.toml [arm64-kasan]): patches/0001's bound with tagged pointers.
+suite-kasan-tags: $(BUILD)/kernel-arm64-kasan/$(KIMAGE_arm64) initramfs initramfs-arm64
+	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
+		--suite arm64-kasan
 
 # The default suite's triggers on the kernel of lab.config alone
 # (suites.toml [minimal]; `make test` boots them on the seeds kernel).  Not
@@ -484,10 +515,10 @@ VMALLOC_PROOF := $(BUILD)/vmalloc-proof
 VMALLOC_TRIGGERS := USERCOPY_VMALLOC USERCOPY_VMALLOC_NO_GUARD_TO USERCOPY_VMALLOC_NO_GUARD_FROM \
 	USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
 series-vmalloc-proof: tree initramfs
-	@scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-default kernel-config/lab.config \
+	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-default kernel-config/lab.config \
 		kernel-config/matrix/90-smp.config
 	+@CCACHE_BASEDIR= scripts/kbuild-progress.py smp $(abspath $(VMALLOC_PROOF))/kernel-default -- \
-		$(MAKE) \
+		$(TREE_READ) $(MAKE) \
 		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-default \
 		CC="ccache gcc" -j$(JOBS) bzImage
 	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(RESULTS) \
@@ -565,4 +596,6 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 1 -j 2 --guest-seconds 12 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
 		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke
+
+include mk/gaps.mk
 include mk/line-6.12.mk

@@ -15,23 +15,42 @@
  * does, copies exactly the window and then one byte more, which must Oops
  * naming the cache, offset and size.
  *
+ * A subsystem's caches live as long as the subsystem: built as a module,
+ * its caches are created by the module's init and destroyed by its exit.
+ * So every test first takes the subsystem the way its users do, which
+ * loads a module as mount(2) or socket(2) would, and holds it until the
+ * test is done, so that the module cannot be removed under the test:
+ * get_fs_type() holds the module of a filesystem, an RDS socket on the
+ * InfiniBand transport holds the transport's module. Where the subsystem
+ * is a module, the test also asks for it first as "modprobe NAME" would
+ * (request_module()); a module that cannot be loaded is an XFAIL. A test
+ * that Oopses never drops its reference, which only keeps the module
+ * loaded.
+ *
  * CAIF sockets are different: caif_create() passes a static struct proto
  * with a region to sk_alloc() but never proto_register()s it, so the proto
- * has no cache and the sockets come from kmalloc(). That test says so and
- * fails, as the declared window is not enforced.
+ * has no cache and the sockets come from kmalloc(). That test says so as
+ * an XFAIL, as the declared window is not enforced, and copies nothing.
  *
  * A kernel without the subsystem reports XFAIL.
  */
 #include "lkdtm.h"
 #include "usercopy_whitelist.h"
+#include <linux/fs.h>
 #include <linux/in6.h>
+#include <linux/kmod.h>
 #include <linux/list.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
+#include <linux/sockptr.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
+#if IS_ENABLED(CONFIG_RDS_RDMA)
+#include <linux/rds.h>
+#endif
 #if IS_ENABLED(CONFIG_CAIF)
 #include <linux/caif/caif_socket.h>
 #endif
@@ -48,6 +67,9 @@
  * @name: the cache, as kmem_cache_create_usercopy() named it
  * @to_user: test copy_to_user() rather than copy_from_user()
  *
+ * The caller holds the subsystem that owns the cache (see the top of this
+ * file), so that the cache is not destroyed while the test uses it.
+ *
  * A region inside the object gets a bad copy one byte past its end, or
  * one byte before it when it ends with the object, so that the copy stays
  * inside the object. A region that is the whole object gets a bad copy
@@ -55,8 +77,8 @@
  * is larger than the object), else into a neighbouring object that this
  * test allocated.
  */
-static __maybe_unused void do_usercopy_seed_cache(const char *name,
-						  bool to_user)
+static noinline __maybe_unused void do_usercopy_seed_cache(const char *name,
+							   bool to_user)
 {
 	unsigned int useroffset, usersize, object_size;
 	void *objs[SEED_COUNT] = { };
@@ -95,11 +117,14 @@ static __maybe_unused void do_usercopy_seed_cache(const char *name,
 		obj = lkdtm_find_owned_pair(objs, count, objs, count,
 					    object_size);
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent '%s' objects\n", name);
+		pr_err("XFAIL: no two adjacent '%s' objects: %s\n", name,
+		       LKDTM_NO_PAIR);
 		goto free_objs;
 	}
 
-	lkdtm_usercopy_window(name, obj, useroffset, usersize, bad_before,
+	lkdtm_usercopy_window(name, obj, useroffset, usersize,
+			      whole ? LKDTM_BAD_PAST_OBJECT :
+			      bad_before ? LKDTM_BAD_BEFORE : LKDTM_BAD_AFTER,
 			      to_user);
 
 free_objs:
@@ -109,13 +134,61 @@ free_objs:
 	}
 }
 
+/*
+ * Load @module as "modprobe @module" would when the subsystem is built as a
+ * module (@modular). Return request_module()'s result, 0 if built in.
+ */
+static __maybe_unused int seed_module_load(const char *module, bool modular)
+{
+	return modular ? request_module("%s", module) : 0;
+}
+
+/*
+ * The subsystem could not be taken: an XFAIL when it is a module that did
+ * not load (@err from seed_module_load(), e.g. -ENOENT: no modprobe, or
+ * modprobe's exit status: no such module in this system), else a FAIL.
+ */
+static __maybe_unused void seed_module_missing(const char *module, int err,
+					       const char *what, int ret)
+{
+	if (err)
+		pr_err("XFAIL: %s is built as a module, not loaded (request_module: %d)\n",
+		       module, err);
+	else
+		pr_err("FAIL: cannot hold %s: %d\n", what, ret);
+}
+
+/*
+ * A filesystem's caches, with the filesystem held as mount(2) holds it:
+ * get_fs_type() takes a reference on the module that registered it (and
+ * asks for "fs-@fs_name" if none did), so the module stays until it is
+ * put. put_filesystem() is not exported; it is module_put(fs->owner).
+ */
+static __maybe_unused void do_usercopy_seed_fs(const char *fs_name,
+					       const char *module,
+					       bool modular, const char *cache,
+					       bool to_user)
+{
+	int err = seed_module_load(module, modular);
+	struct file_system_type *fs;
+
+	fs = get_fs_type(fs_name);
+	if (!fs) {
+		seed_module_missing(module, err, fs_name, -ENODEV);
+		return;
+	}
+	do_usercopy_seed_cache(cache, to_user);
+	module_put(fs->owner);
+}
+
 static void do_usercopy_cifs(const char *name, bool to_user)
 {
 #if !IS_ENABLED(CONFIG_CIFS)
 	pr_err("XFAIL: this kernel has no CIFS\n");
 	pr_expected_config(CONFIG_CIFS);
 #else
-	do_usercopy_seed_cache(name, to_user);
+	do_usercopy_seed_fs("cifs", "cifs", IS_MODULE(CONFIG_CIFS), name,
+			    to_user);
 #endif
 }
 
@@ -125,24 +198,55 @@ static void do_usercopy_orangefs(bool to_user)
 	pr_err("XFAIL: this kernel has no OrangeFS\n");
 	pr_expected_config(CONFIG_ORANGEFS_FS);
 #else
-	do_usercopy_seed_cache("orangefs_inode_cache", to_user);
+	/* Registered as "pvfs2", without an "fs-pvfs2" module alias. */
+	do_usercopy_seed_fs("pvfs2", "orangefs", IS_MODULE(CONFIG_ORANGEFS_FS),
+			    "orangefs_inode_cache", to_user);
 #endif
 }
 
+/*
+ * rds_ib_incoming belongs to rds_rdma, RDS's InfiniBand transport. Hold
+ * it as an RDS/IB program does: an RDS socket (socket(2) loads rds) on
+ * the InfiniBand transport (SO_RDS_TRANSPORT), whose rds_trans_get() loads
+ * rds_rdma if needed and holds it until the socket is released.
+ */
 static void do_usercopy_rds_ib(bool to_user)
 {
 #if !IS_ENABLED(CONFIG_RDS_RDMA)
 	pr_err("XFAIL: this kernel has no RDS over InfiniBand\n");
 	pr_expected_config(CONFIG_RDS_RDMA);
 #else
+	int err = seed_module_load("rds_rdma", IS_MODULE(CONFIG_RDS_RDMA));
+	int trans = RDS_TRANS_IB;
+	struct socket *sock;
+	int ret;
+
+	ret = sock_create_kern(&init_net, AF_RDS, SOCK_SEQPACKET, 0, &sock);
+	if (ret) {
+		seed_module_missing("rds_rdma", err, "an RDS socket", ret);
+		return;
+	}
+	ret = sock->ops->setsockopt(sock, SOL_RDS, SO_RDS_TRANSPORT,
+				    KERNEL_SOCKPTR(&trans), sizeof(trans));
+	if (ret) {
+		seed_module_missing("rds_rdma", err, "the RDS/IB transport", ret);
+		goto release;
+	}
+
 	do_usercopy_seed_cache("rds_ib_incoming", to_user);
+release:
+	sock_release(sock);
 #endif
 }
 
 /*
  * CAIF: the proto of caif_create() declares conn_req.param as the window
  * of a "PF_CAIF" cache that is never created. Say where the socket comes
- * from, then test the declared window on the live socket.
+ * from; test the declared window on the live socket only if it comes from
+ * the proto's cache. A socket from kmalloc() is whitelisted whole, so a
+ * copy past the window can only go through: a known defect of the kernel
+ * (the proto is never registered), reported as an XFAIL, never as a pass.
+ * The socket holds the caif module, which socket(2) loads.
  */
 static void do_usercopy_caif(bool to_user)
 {
@@ -150,6 +254,7 @@ static void do_usercopy_caif(bool to_user)
 	pr_err("XFAIL: this kernel has no CAIF\n");
 	pr_expected_config(CONFIG_CAIF);
 #else
+	int err = seed_module_load("caif", IS_MODULE(CONFIG_CAIF));
 	struct socket *sock;
 	struct proto *prot;
 	int ret;
@@ -157,7 +262,7 @@ static void do_usercopy_caif(bool to_user)
 	ret = sock_create_kern(&init_net, AF_CAIF, SOCK_SEQPACKET, CAIFPROTO_AT,
 			       &sock);
 	if (ret) {
-		pr_warn("Failed to create PF_CAIF socket: %d\n", ret);
+		seed_module_missing("caif", err, "a PF_CAIF socket", ret);
 		return;
 	}
 	prot = sock->sk->sk_prot;
@@ -165,12 +270,15 @@ static void do_usercopy_caif(bool to_user)
 	pr_info("%s socket declares window offset %u size %u, comes from %s\n",
 		prot->name, prot->useroffset, prot->usersize,
 		prot->slab ? "the proto's cache" : "kmalloc()");
-	if (!prot->slab || prot->slab != kmem_cache_find(prot->name))
-		pr_err("FAIL: %s sockets do not come from a '%s' cache: the window is not enforced\n",
+	if (!prot->slab) {
+		pr_err("XFAIL: %s sockets do not come from a '%s' cache: the window is not enforced (caif_create() never registers its proto)\n",
 		       prot->name, prot->name);
+		goto release;
+	}
 
 	lkdtm_usercopy_window(prot->name, sock->sk, prot->useroffset,
-			      prot->usersize, false, to_user);
+			      prot->usersize, LKDTM_BAD_AFTER, to_user);
+release:
 	sock_release(sock);
 #endif
 }

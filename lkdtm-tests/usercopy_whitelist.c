@@ -22,9 +22,10 @@
  *
  * The copy_from_user() tests write back bytes that were read from the
  * object just before, so that a kernel lacking the check (or one that
- * only warns about in-object violations) is not left corrupted. Copies
- * that leave the object only ever land in a neighbouring object that
- * this test allocated itself.
+ * only warns about in-object violations) is not left corrupted. Only the
+ * object's own bytes are read: copies that leave the object only ever
+ * land in a neighbouring object that this test allocated itself, or in
+ * the object's own padding, and the test never reads that byte itself.
  */
 #include "lkdtm.h"
 #include "usercopy_whitelist.h"
@@ -150,19 +151,25 @@ static const char *lkdtm_kmalloc_name(struct kmem_cache *s, size_t size,
  * @obj: start of a live slab object
  * @offset: start of the usercopy window within the object
  * @size: size of the usercopy window
- * @bad_before: make the bad copy start one byte before the window
- *	instead of ending one byte past it
+ * @bad: where the bad copy takes its one byte more: before the window
+ *	(%LKDTM_BAD_BEFORE) or after it, inside the object (%LKDTM_BAD_AFTER)
+ *	or past the end of the object (%LKDTM_BAD_PAST_OBJECT)
  * @to_user: test copy_to_user() rather than copy_from_user()
  *
- * The byte just outside the window (at @offset - 1 when @bad_before,
- * otherwise at @offset + @size) must be one that nothing else writes to
- * while the test runs: copy_from_user() writes back its current value.
+ * The byte just outside the window (at @offset - 1 or at @offset + @size)
+ * must be one that nothing else writes to while the test runs: when it is
+ * in the object, copy_from_user() writes back its current value. Past the
+ * object it is never read, as it belongs to no object of this test's: the
+ * user buffer has 0 there, which a kernel that lets the copy through writes
+ * into a neighbouring object this test owns or into the object's padding.
  */
 void lkdtm_usercopy_window(const char *cache, void *obj, size_t offset,
-			   size_t size, bool bad_before, bool to_user)
+			   size_t size, enum lkdtm_bad_byte bad, bool to_user)
 {
-	size_t bad_offset = bad_before ? offset - 1 : offset;
+	size_t bad_offset = bad == LKDTM_BAD_BEFORE ? offset - 1 : offset;
 	size_t bad_size = size + 1;
+	/* The bytes of the bad copy that are the object's own. */
+	size_t snap_size = bad == LKDTM_BAD_PAST_OBJECT ? size : bad_size;
 	size_t len = PAGE_ALIGN(bad_size);
 	unsigned char __user *ubuf;
 	unsigned long uaddr;
@@ -172,7 +179,7 @@ void lkdtm_usercopy_window(const char *cache, void *obj, size_t offset,
 	pr_info("expecting window offset %zu size %zu in '%s'\n",
 		offset, size, cache);
 
-	snap = kmalloc(bad_size, GFP_KERNEL);
+	snap = kmalloc(snap_size, GFP_KERNEL);
 	if (!snap)
 		return;
 
@@ -194,12 +201,13 @@ void lkdtm_usercopy_window(const char *cache, void *obj, size_t offset,
 	}
 
 	/*
-	 * Fill the user buffer with the bytes the bad copy covers, bounced
-	 * through a fully whitelisted kmalloc buffer: a copy_from_user()
-	 * that is wrongly allowed then stores the values already there.
+	 * Fill the user buffer with the object's bytes that the bad copy
+	 * covers, bounced through a fully whitelisted kmalloc buffer: a
+	 * copy_from_user() that is wrongly allowed then stores the values
+	 * already there. The bytes of the good copy are among them.
 	 */
-	memcpy(snap, (unsigned char *)obj + bad_offset, bad_size);
-	if (copy_to_user(ubuf, snap, lkdtm_unconst(bad_size))) {
+	memcpy(snap, (unsigned char *)obj + bad_offset, snap_size);
+	if (copy_to_user(ubuf, snap, lkdtm_unconst(snap_size))) {
 		pr_warn("copy_to_user failed unexpectedly?!\n");
 		goto free_user;
 	}
@@ -294,7 +302,8 @@ static void do_usercopy_task_struct(bool to_user)
 	kernel_fpu_end();
 #endif
 
-	lkdtm_usercopy_window("task_struct", current, offset, size, offset > 0,
+	lkdtm_usercopy_window("task_struct", current, offset, size,
+			      offset > 0 ? LKDTM_BAD_BEFORE : LKDTM_BAD_AFTER,
 			      to_user);
 #endif
 }
@@ -313,7 +322,7 @@ static void do_usercopy_mm_struct(bool to_user)
 	lkdtm_usercopy_window("mm_struct", current->mm,
 			      offsetof(struct mm_struct, saved_auxv),
 			      sizeof_field(struct mm_struct, saved_auxv),
-			      true, to_user);
+			      LKDTM_BAD_BEFORE, to_user);
 }
 
 /*
@@ -341,7 +350,7 @@ static void do_usercopy_dentry(bool to_user)
 	lkdtm_usercopy_window("dentry", dentry,
 			      offsetof(struct dentry, d_iname),
 			      sizeof_field(struct dentry, d_iname),
-			      true, to_user);
+			      LKDTM_BAD_BEFORE, to_user);
 
 put_dentry:
 	dput(dentry);
@@ -366,11 +375,13 @@ static void do_usercopy_names_cache(bool to_user)
 	name = lkdtm_find_owned_pair(names, ARRAY_SIZE(names), names,
 				     ARRAY_SIZE(names), PATH_MAX);
 	if (!name) {
-		pr_warn("Failed to allocate two adjacent names_cache objects\n");
+		pr_err("XFAIL: no two adjacent names_cache objects: %s\n",
+		       LKDTM_NO_PAIR);
 		goto free_names;
 	}
 
-	lkdtm_usercopy_window("names_cache", name, 0, PATH_MAX, false, to_user);
+	lkdtm_usercopy_window("names_cache", name, 0, PATH_MAX,
+			      LKDTM_BAD_PAST_OBJECT, to_user);
 
 free_names:
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
@@ -402,7 +413,8 @@ void lkdtm_usercopy_sock(const char *cache, int family, int type,
 		goto release;
 	}
 
-	lkdtm_usercopy_window(cache, sock->sk, offset, size, false, to_user);
+	lkdtm_usercopy_window(cache, sock->sk, offset, size, LKDTM_BAD_AFTER,
+			      to_user);
 
 release:
 	sock_release(sock);
@@ -479,6 +491,19 @@ static struct kmem_cache *split_cache(int kind)
 			     [kmalloc_index(SPLIT_SIZE)];
 }
 
+/*
+ * Whether the split is off at boot (slab_common.usercopy_split=0): then
+ * create_kmalloc_caches() makes the user-sized cache types aliases of the
+ * general ones and creates none of their caches, and kmem_buckets_create()
+ * makes no buckets. kmalloc_type() does not change, so the alias is what
+ * tells: the type GFP_USERCOPY selects holds the general caches.
+ */
+static bool usercopy_split_off(void)
+{
+	return kmalloc_caches[KMALLOC_USERCOPY][kmalloc_index(SPLIT_SIZE)] ==
+	       kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(SPLIT_SIZE)];
+}
+
 /* Whether any object of @a shares a slab page with any object of @b. */
 static bool share_a_slab(void **a, void **b, int count)
 {
@@ -507,7 +532,15 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 	void *obj;
 	int i, k, j;
 
-	if (!kmalloc_usercopy_split) {
+	if (kmalloc_type(split_kinds[SPLIT_USER].gfp) ==
+	    kmalloc_type(split_kinds[SPLIT_PLAIN].gfp) ||
+	    kmalloc_type(split_kinds[SPLIT_USER_CG].gfp) ==
+	    kmalloc_type(split_kinds[SPLIT_PLAIN_CG].gfp)) {
+		pr_err("FAIL: GFP_USERCOPY does not select a kmalloc cache type of its own\n");
+		return;
+	}
+
+	if (usercopy_split_off()) {
 		pr_err("XFAIL: this kernel does not split user-sized kmalloc caches\n");
 		pr_expected_config_param(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC,
 					 "slab_common.usercopy_split");
@@ -564,13 +597,14 @@ static void do_usercopy_kmalloc_split(int kind, bool to_user)
 						    objs[k], SPLIT_COUNT, size);
 	}
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent %s objects\n",
-			split_kinds[kind].what);
+		pr_err("XFAIL: no two adjacent %s objects: %s\n",
+		       split_kinds[kind].what, LKDTM_NO_PAIR);
 		goto free_objs;
 	}
 
 	lkdtm_kmalloc_name(cache, size, name, sizeof(name));
-	lkdtm_usercopy_window(name, obj, 0, size, false, to_user);
+	lkdtm_usercopy_window(name, obj, 0, size, LKDTM_BAD_PAST_OBJECT,
+			      to_user);
 
 free_objs:
 	for (k = 0; k < ARRAY_SIZE(split_kinds); k++) {
@@ -623,11 +657,12 @@ static void do_usercopy_kmalloc_dma(bool to_user)
 	obj = lkdtm_find_owned_pair(objs, ARRAY_SIZE(objs), objs,
 				    ARRAY_SIZE(objs), size);
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent DMA objects\n");
+		pr_err("XFAIL: no two adjacent DMA objects: %s\n", LKDTM_NO_PAIR);
 		goto free_objs;
 	}
 
-	lkdtm_usercopy_window(name, obj, 0, size, false, to_user);
+	lkdtm_usercopy_window(name, obj, 0, size, LKDTM_BAD_PAST_OBJECT,
+			      to_user);
 
 free_objs:
 	for (i = 0; i < ARRAY_SIZE(objs); i++)
@@ -722,12 +757,13 @@ static void do_usercopy_dup(enum dup_helper helper, bool to_user)
 	obj = lkdtm_find_owned_pair(objs, ARRAY_SIZE(objs), objs,
 				    ARRAY_SIZE(objs), size);
 	if (!obj) {
-		pr_warn("Failed to allocate two adjacent %s objects\n",
-			dup_names[helper]);
+		pr_err("XFAIL: no two adjacent %s objects: %s\n",
+		       dup_names[helper], LKDTM_NO_PAIR);
 		goto free_objs;
 	}
 
-	lkdtm_usercopy_window(name, obj, 0, size, false, to_user);
+	lkdtm_usercopy_window(name, obj, 0, size, LKDTM_BAD_PAST_OBJECT,
+			      to_user);
 
 free_objs:
 	for (i = 0; i < ARRAY_SIZE(objs); i++)
@@ -773,7 +809,8 @@ static void do_usercopy_msg_msg(bool to_user)
 	char cache[32];
 	int i;
 
-	if (!kmalloc_usercopy_split) {
+	/* Booted without the split, messages are in kmalloc-cg-<size>. */
+	if (usercopy_split_off()) {
 		pr_err("XFAIL: this kernel has no msg_msg caches\n");
 		pr_expected_config_param(CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC,
 					 "slab_common.usercopy_split");
@@ -819,7 +856,8 @@ static void do_usercopy_msg_msg(bool to_user)
 	if (share_a_slab(msgs, bufs, ARRAY_SIZE(msgs)))
 		goto free_msgs;
 
-	lkdtm_usercopy_window(cache, msgs[0], offset, size, true, to_user);
+	lkdtm_usercopy_window(cache, msgs[0], offset, size, LKDTM_BAD_BEFORE,
+			      to_user);
 
 free_msgs:
 	for (i = 0; i < ARRAY_SIZE(msgs); i++) {

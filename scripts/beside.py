@@ -67,6 +67,21 @@ def exit_code(status: int) -> int:
     return 128 - code if code < 0 else code
 
 
+def autogroup_nice(pid: int, nice: int) -> None:
+    """Set the nice value of PID's scheduler autogroup, where the kernel has
+    them (CONFIG_SCHED_AUTOGROUP, on in Debian's kernels, sysctl
+    kernel.sched_autogroup_enabled).  A new session is a new autogroup, and
+    the CFS shares CPU between autogroups by their own nice value, not by
+    their tasks': a nice-19 session of its own gets as much CPU as the
+    kernel build beside it, unless its group is niced too.  Raising it
+    needs no privilege; where there are no autogroups this does nothing."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(str(nice))
+    except OSError:
+        pass
+
+
 def reaped(pid: int) -> int | None:
     """PID's exit status (a shell's: 128 + N for signal N) once it ended."""
     done, status = os.waitpid(pid, os.WNOHANG)
@@ -82,7 +97,8 @@ class Beside:
 
     def start(self) -> None:
         # Its own session (pytest-xdist starts workers: one kill reaches
-        # all of it), at nice 19, its input from /dev/null.
+        # all of it), at nice 19 (and so is its session's autogroup), its input
+        # from /dev/null.
         self.bg = os.posix_spawnp(
             "nice", ["nice", "-n", "19", "bash", "-c", self.background], os.environ,
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
@@ -90,6 +106,9 @@ class Beside:
                            os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666),
                           (os.POSIX_SPAWN_DUP2, 1, 2)],
             setsid=True, setsigdef=BACKGROUND_DEFAULTS, setsigmask=())
+        # posix_spawn() returns after the child's setsid() and exec, so its
+        # autogroup exists; whatever it starts later stays in it.
+        autogroup_nice(self.bg, 19)
         say(f"'{self.background}' runs beside this at nice 19 (pid {self.bg}), "
             f"output in {self.log}")
         # In this process group, which Ctrl-C reaches, with this program's

@@ -200,13 +200,23 @@ be allowed), and then copies one byte more, past the end of the window
 or starting one byte before it, which must Oops with the cache name,
 offset and size that the test reported. The copy_from_user() variants
 write back the bytes they read beforehand and only overflow into
-objects the test owns, so a kernel without the check survives them.
+objects the test owns, so a kernel without the check survives them. No
+test reads memory outside its object: a bad copy that leaves the object
+gets 0 for its last byte instead of a snapshot of it, so that KASAN or
+slub_debug have nothing to report before hardened usercopy does.
 
 The remaining caches that the whitelisting series and
 commit bf1867db9b85 ("net/rds: Whitelist rdma_cookie and rx_tstamp for
 usercopy") gave a region are private to their subsystem. Their tests
 find the cache by name with kmem_cache_find(), allocate an object from
-it and test the region that kmem_cache_usercopy_region() reports:
+it and test the region that kmem_cache_usercopy_region() reports. They
+hold the subsystem while they use its cache, as its users do, so that a
+module cannot be removed under them (a module's caches die with it):
+get_fs_type() for cifs and OrangeFS, an RDS socket on the InfiniBand
+transport for rds_rdma. Where the subsystem is a module, they first load
+it with request_module(), as "modprobe NAME" would; if it cannot be
+loaded, they report XFAIL.
+
 
   USERCOPY_WHITELIST_CIFS_REQUEST_*   cifs_request: the whole object
   USERCOPY_WHITELIST_CIFS_SMALL_RQ_*  cifs_small_rq: the whole object
@@ -218,7 +228,10 @@ it and test the region that kmem_cache_usercopy_region() reports:
 caif_create() gives sk_alloc() a struct proto with a region but never
 registers it, so there is no "PF_CAIF" cache: the CAIF sockets come from
 kmalloc() and the declared window is not enforced. The CAIF tests say
-so and report FAIL. Tests of subsystems that are not built in report
+so with an XFAIL, a known defect, and copy nothing (a copy past the
+window of a kmalloc() object could only pass); their tests.txt text is
+the report of a kernel that enforces the window, so run.sh never counts
+that defect as a pass. Tests of subsystems that the kernel lacks report
 XFAIL.
 
 For CONFIG_HARDENED_USERCOPY_SPLIT_KMALLOC, USERCOPY_KMALLOC_SPLIT_* and
@@ -228,7 +241,9 @@ usersized-kmalloc-cg-<size> caches, never share a slab with the other
 kinds of kmalloc() object of their size, and stay bounded by their
 object size; they report XFAIL when the option is disabled or the
 kernel is booted with slab_common.usercopy_split=0 (as do
-USERCOPY_WHITELIST_MSG_MSG_*, whose msg_msg caches are not created then).
+USERCOPY_WHITELIST_MSG_MSG_*, whose msg_msg caches are not created then),
+which they tell from the kmalloc caches: the user-sized cache type then
+holds the general caches.
 USERCOPY_KMALLOC_DMA_* check that GFP_DMA wins over GFP_USERCOPY
 (dma-kmalloc-<size>, ZONE_DMA pages), and USERCOPY_MEMDUP_USER_*,
 USERCOPY_VMEMDUP_USER_* and USERCOPY_STRNDUP_USER_* that those helpers'

@@ -6,6 +6,11 @@
 # tarball identity and of every series file; when it matches, the tree is
 # left alone (so kernel builds stay incremental), otherwise the tree is
 # re-extracted from scratch and the series re-applied.
+#
+# The kernel builds of the Makefile hold TREE.lock shared while kbuild
+# reads the tree; this takes it exclusively, so a re-extraction waits for
+# the builds that use the tree (another make in the same BUILD, a kernel
+# of another variant) instead of deleting their sources under them.
 set -euo pipefail
 
 tarball=$1
@@ -28,6 +33,13 @@ stamp_of() {
 }
 want=$(stamp_of | sha256sum | cut -d' ' -f1)
 stamp="$tree.stamp"
+
+mkdir -p "$(dirname "$tree")"
+exec 8>"$tree.lock"
+if ! flock -n 8; then
+	echo "prepare-tree: waiting for the kernel builds that use $tree to end"
+	flock 8
+fi
 
 if [ -d "$tree" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 	echo "prepare-tree: $tree is up to date (${#patches[@]} patches)"

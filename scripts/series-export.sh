@@ -25,13 +25,14 @@
 #    `git am` of every exported patch must apply cleanly and give the same
 #    tree; the cover letter must have no *** SUBJECT/BLURB HERE ***
 #    placeholder left.
-# 4. Exports every patch of the series that carries
-#    "Cc: stable@vger.kernel.org" (the fixes: 0001 mm/usercopy, 0010
-#    net/rds) once more as a series of its own, for its maintainers:
-#    OUT_DIR/fix-NNNN/ holds a cover letter (text: patches/cover-NNNN.txt,
-#    first paragraph = subject) and the patch, with To: the maintainers and
-#    supporters and Cc: the lists that the pristine tree's
-#    scripts/get_maintainer.pl --no-git names, and Cc: stable.  Each is
+# 4. Exports every patch of the series that carries a "Fixes:" tag (the
+#    fixes of 6.1 itself: 0001 mm/usercopy, 0010 net/rds) once more as a
+#    series of its own, for its maintainers: OUT_DIR/fix-NNNN/ holds a
+#    cover letter (text: patches/cover-NNNN.txt, first paragraph =
+#    subject) and the patch, with To: the maintainers and supporters and
+#    Cc: the lists that the pristine tree's scripts/get_maintainer.pl
+#    --no-git names, and Cc: stable where the patch carries
+#    "Cc: stable@vger.kernel.org" (0010; 0001 does not, see its notes).  Each is
 #    checked to `git am` alone onto a fresh `git init` of the pristine tree
 #    and to build there: `make tinyconfig` + the lab fragment +
 #    kernel-config/matrix/95-rds-tcp.config (RDS over TCP, which 0010
@@ -217,8 +218,8 @@ get_maintainer() {
 }
 
 mapfile -t fixes < <(for p in "${patches[@]}"; do
-	grep -qx 'Cc: stable@vger.kernel.org' "$patch_dir/$p" && echo "$p"; done)
-[ "${#fixes[@]}" -gt 0 ] || { echo "series-export: no patch carries Cc: stable"; exit 0; }
+	grep -q '^Fixes: ' "$patch_dir/$p" && echo "$p"; done)
+[ "${#fixes[@]}" -gt 0 ] || { echo "series-export: no patch carries Fixes:"; exit 0; }
 pristine=$WORK_DIR/pristine
 log "extracting the pristine tree for the fixes' series"
 fresh_repo "$pristine"
@@ -227,7 +228,7 @@ for p in "${fixes[@]}"; do
 	num=${p%%-*}
 	fcover=$patch_dir/cover-$num.txt
 	fout=$OUT_DIR/fix-$num
-	[ -r "$fcover" ] || die "$p carries Cc: stable but $fcover (its cover text) is missing"
+	[ -r "$fcover" ] || die "$p carries Fixes: but $fcover (its cover text) is missing"
 	log "fix $p: git am onto the pristine tree"
 	"${git_[@]}" -C "$pristine" checkout -q -B "fix-$num" "$base"
 	"${git_[@]}" -C "$pristine" am -q --whitespace=nowarn "$f" ||
@@ -238,7 +239,9 @@ for p in "${fixes[@]}"; do
 	[ "${#to[@]}" -gt 0 ] || die "get_maintainer.pl names no maintainer for $p"
 	args=()
 	for a in "${to[@]}"; do args+=(--to="$a"); done
-	for a in "${cc[@]}" "stable@vger.kernel.org"; do args+=(--cc="$a"); done
+	stable=()
+	grep -qx 'Cc: stable@vger.kernel.org' "$f" && stable=(stable@vger.kernel.org)
+	for a in "${cc[@]}" "${stable[@]}"; do args+=(--cc="$a"); done
 	"${git_[@]}" -C "$pristine" config "branch.fix-$num.description" "$(cat "$fcover")"
 	rm -rf "$fout"
 	"${git_[@]}" -C "$pristine" format-patch -q --cover-letter --cover-from-description=subject \
@@ -278,6 +281,6 @@ for p in "${fixes[@]}"; do
 		[ "$warn" = 0 ] || die "$p alone: $warn compiler warning lines (log: $WORK_DIR/build-$num.log)"
 	fi
 	[ "$KEEP" = 1 ] || rm -rf "$fverify"
-	echo "series-export: OK: $p alone in $fout: To: ${to[*]}; Cc: ${cc[*]} stable@vger.kernel.org"
+	echo "series-export: OK: $p alone in $fout: To: ${to[*]}; Cc: ${cc[*]} ${stable[*]}"
 done
 [ "$KEEP" = 1 ] || rm -rf "$pristine"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -73,6 +74,25 @@ def test_the_background_runs_at_nice_19_and_its_output_is_shown_and_kept(tmp_pat
     assert done.stderr == f"{os.nice(0)}\n"      # the foreground at this niceness
     assert done.stdout.index("foreground") < done.stdout.index("nice=19")
     assert log.read_text() == "nice=19\nsecond line\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(),
+                    reason="this kernel has no scheduler autogroups (CONFIG_SCHED_AUTOGROUP)")
+def test_the_background_session_is_niced_as_a_whole(tmp_path):
+    """Its own session is its own autogroup, which the CFS weighs by the
+    group's nice value: the tasks' nice 19 alone would leave it an equal
+    share beside the kernel build.  The background polls its group until
+    beside.py has set it (it does so once the spawn returned); a group left
+    at nice 0 prints that after 30 s and fails."""
+    done = beside(tmp_path / "l",
+                  "for i in $(seq 600); do grep -q ' nice 19$' /proc/self/autogroup && break;"
+                  " sleep 0.05; done; cat /proc/self/autogroup",
+                  "true")
+    assert done.returncode == 0, done.stderr
+    groups = re.findall(r"^(/autogroup-\d+) nice (\d+)$", done.stdout, re.M)
+    assert [nice for _, nice in groups] == ["19"], done.stdout
+    mine = Path("/proc/self/autogroup").read_text().split()[0]
+    assert groups[0][0] != mine           # a group of its own, not this one
 
 
 def test_a_failed_background_fails_after_the_foreground_ran(tmp_path):

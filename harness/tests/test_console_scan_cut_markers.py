@@ -62,7 +62,7 @@ SERIES = sorted((Path(__file__).parent / "testdata" / "console-series" / "defaul
 
 
 @settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(console=st.sampled_from(SERIES), marker=st.sampled_from(["START", "END"]),
        cut=st.integers(min_value=1, max_value=200), records=st.integers(1, 6))
 def test_any_cut_of_a_marker_by_any_number_of_records_is_joined(tmp_path, console, marker,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.judge.golden import GoldenError, load, load_dir
+from usercopy_lab.gaps import triage as gaps_triage
 from usercopy_lab.hunt.coverage import load_notes
 from usercopy_lab.hunt.findings import load_rules
 from usercopy_lab.run.trigger_run import evaluate_log
@@ -218,12 +219,16 @@ def test_tests_txt_expected_text_must_be_on_the_console():
 
 def test_every_golden_directory_loads():
     # expected-oops/hunt holds the hunt's judgements (classifications and
-    # coverage notes, TOML), not golden files: it must load as those.
+    # coverage notes, TOML), expected-oops/gaps the gap finder's triage,
+    # not golden files: each must load as those.
     for suite_dir in (REPO / "expected-oops").iterdir():
         if suite_dir.name == "hunt":
             assert not load_dir(suite_dir)
             load_rules(suite_dir / "classifications.toml")
             load_notes(suite_dir / "coverage-notes.toml")
+        elif suite_dir.name == "gaps":
+            assert not load_dir(suite_dir)
+            assert gaps_triage.load(suite_dir / "triage.toml").entries
         elif suite_dir.is_dir():
             assert load_dir(suite_dir)
 

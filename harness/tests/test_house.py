@@ -10,7 +10,7 @@ MAX_LINES = 500
 # Stage of each top-level module or subpackage: a module imports only from
 # lower stages and from its own subpackage.
 STAGE = {"model": 0, "inputs": 0, "capture": 1, "reports": 2, "judge": 3, "run": 4,
-         "hunt": 5, "output": 5, "cli": 6, "soak": 7, "__main__": 7, "__init__": 7}
+         "hunt": 5, "output": 5, "gaps": 5, "cli": 6, "soak": 7, "__main__": 7, "__init__": 7}
 
 
 def _modules() -> dict[str, Path]:

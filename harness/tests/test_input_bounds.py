@@ -29,7 +29,7 @@ from usercopy_lab.output.result_formats import junit_tree, ktap_text
 from usercopy_lab.output.results_report import print_table
 from usercopy_lab.model import TriggerResult
 
-FIXTURE = [HealthCheck.function_scoped_fixture]
+FIXTURE = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 CONTROL = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
 
 

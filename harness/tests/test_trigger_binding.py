@@ -171,7 +171,7 @@ def test_an_unknown_trigger_answered_for_another_is_not_a_skip(tmp_path):
 
 
 @settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=st.sampled_from(CASES), tamper=st.sampled_from(sorted(TAMPERS)),
        other=st.from_regex(r"[A-Za-z0-9_-]{1,40}", fullmatch=True))
 def test_no_tampered_console_passes(case, tamper, other, tmp_path_factory):

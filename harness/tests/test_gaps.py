@@ -1,0 +1,145 @@
+"""The gap finder on committed excerpts (testdata/gaps/rds-6.1: each file
+says where it comes from and what is expected of it): the RDS/TCP cookie
+is a candidate, the RDS/IB one is inside its region until the mutation
+takes the region back; the copy-function table; bad input.  The finder on
+whole trees: test_gaps_trees.py (make gaps-test)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from usercopy_lab.gaps import scan, sites
+from usercopy_lab.gaps.copyfuncs import COPY_FUNCTIONS, by_name
+from usercopy_lab.gaps.model import AccessKind, Placement, RegionKind
+from usercopy_lab.gaps.structs import parse_members
+from usercopy_lab.gaps.tree import Tree
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = Path(__file__).parent / "testdata" / "gaps" / "rds-6.1"
+IB_MUTATION = ROOT / "lkdtm-tests" / "mutations" / "rds-ib-incoming-no-region.patch"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "usercopy_lab.gaps.cli", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def fixture_scan():
+    return scan.run(Tree(FIXTURE))
+
+
+def _by_name(result, name):
+    return next(r for r in result.results.values() if r.cache.name == name)
+
+
+def test_caches_and_regions_of_the_excerpts(fixture_scan):
+    names = {c.name: c for c in fixture_scan.caches}
+    assert names["rds_tcp_incoming"].region.kind is RegionKind.NONE
+    assert names["rds_tcp_incoming"].struct == "rds_tcp_incoming"
+    ib = names["rds_ib_incoming"].region
+    assert (ib.kind, ib.struct, ib.first, ib.last) == \
+        (RegionKind.FIELDS, "rds_ib_incoming", "ii_inc.i_usercopy", "ii_inc.i_usercopy")
+    assert names["kmalloc-*"].region.kind is RegionKind.WHOLE
+
+
+def test_rds_cmsg_recv_site_resolves_to_the_embedded_member(fixture_scan):
+    [site] = [s for s in fixture_scan.sites if s.function == "rds_cmsg_recv"]
+    assert site.callee == "put_cmsg" and site.checked
+    assert (site.access.kind, site.access.struct, site.access.path) == \
+        (AccessKind.TYPED, "rds_incoming", "i_usercopy.rdma_cookie")
+
+
+def test_tcp_cookie_is_a_candidate_ib_cookie_is_inside(fixture_scan):
+    tcp = _by_name(fixture_scan, "rds_tcp_incoming")
+    assert [(m.site.function, m.path, m.placement) for m in tcp.outside] == \
+        [("rds_cmsg_recv", "ti_inc.i_usercopy.rdma_cookie", Placement.OUTSIDE)]
+    ib = _by_name(fixture_scan, "rds_ib_incoming")
+    assert [(m.site.function, m.path) for m in ib.inside] == \
+        [("rds_cmsg_recv", "ii_inc.i_usercopy.rdma_cookie")]
+    assert ib.outside == []
+
+
+def test_ib_mutation_makes_rds_ib_incoming_a_candidate(tmp_path):
+    done = _cli("--tree", str(FIXTURE), "--out", str(tmp_path), "--patch", str(IB_MUTATION),
+                "--quiet")
+    assert done.returncode == 1, done.stderr     # untriaged candidates: no triage file given
+    data = json.loads((tmp_path / "gaps.json").read_text())
+    cands = {c["name"]: [s["key"] for s in c["candidates"]] for c in data["caches"]}
+    assert cands["rds_ib_incoming"] == ["rds_ib_incoming:rds_cmsg_recv:ii_inc.i_usercopy.rdma_cookie"]
+    assert cands["rds_tcp_incoming"] == ["rds_tcp_incoming:rds_cmsg_recv:ti_inc.i_usercopy.rdma_cookie"]
+    assert "recall 0 of 2 caches with a region" in (tmp_path / "gaps.md").read_text()
+    # the fixture itself is untouched: the patch went to a copy
+    assert "kmem_cache_create_usercopy" in (FIXTURE / "net/rds/ib_recv.c").read_text()
+
+
+def test_second_run_reuses_the_scan(tmp_path):
+    assert _cli("--tree", str(FIXTURE), "--out", str(tmp_path)).returncode == 1
+    again = _cli("--tree", str(FIXTURE), "--out", str(tmp_path))
+    assert "unchanged since the last scan" in again.stderr
+
+
+def test_copy_function_table():
+    table = by_name()
+    assert table["put_cmsg"].kptr == 4 and table["put_cmsg"].always
+    assert table["copy_to_user"].kptr == 1 and not table["copy_to_user"].always
+    assert table["copy_from_user"].kptr == 0
+    assert {f.name for f in COPY_FUNCTIONS} >= {
+        "copy_to_user", "__copy_to_user", "__copy_to_user_inatomic", "copy_from_user",
+        "__copy_from_user", "__copy_from_user_inatomic", "put_cmsg", "copy_to_iter",
+        "copy_from_iter", "simple_read_from_buffer"}
+
+
+@pytest.mark.parametrize("size,constant", [
+    ("sizeof(tv)", True), ("sizeof(struct foo) * 2", True), ("PATH_MAX", True), ("16", True),
+    ("len", False), ("min(len, sizeof(x))", False), ("sizeof(*s) + n", False),
+    ("CMSG_LEN(len)", False)])
+def test_constant_sizes(size, constant):
+    assert sites.is_constant(size) is constant
+
+
+def test_members_anonymous_unions_and_attributes():
+    members = parse_members("""
+        struct { int a; struct rds_incoming inc; } __randomize_layout;
+        union { char *p; u8 buf[16]; };
+        struct sock *sk;
+        unsigned long cpu_bitmap[];""")
+    assert [(m.name, m.struct, m.pointer_to, m.array) for m in members] == [
+        ("a", "", "", False), ("inc", "rds_incoming", "", False), ("p", "", "", False),
+        ("buf", "", "", True), ("sk", "", "sock", False), ("cpu_bitmap", "", "", True)]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--tree", "/nonexistent"], "not a kernel source tree"),
+    (["--tree", str(FIXTURE), "--patch", "/nonexistent.patch"], "/nonexistent.patch"),
+    (["--tree", str(FIXTURE), "--patch", str(FIXTURE / "Makefile")], "not a patch"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, args, message):
+    done = _cli(*args, "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bad_triage_file_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "triage.toml"
+    bad.write_text('[[candidate]]\nkey = "x:y:z"\nstatus = "maybe"\n')
+    done = _cli("--tree", str(FIXTURE), "--out", str(tmp_path / "out"), "--triage", str(bad))
+    assert done.returncode == 2 and "status must be" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_patch_over_a_base_scan_gives_the_full_scans_answer(tmp_path):
+    base, full, quick = tmp_path / "base", tmp_path / "full", tmp_path / "quick"
+    _cli("--tree", str(FIXTURE), "--out", str(base), "--quiet")
+    _cli("--tree", str(FIXTURE), "--out", str(full), "--patch", str(IB_MUTATION), "--quiet")
+    done = _cli("--tree", str(FIXTURE), "--out", str(quick), "--patch", str(IB_MUTATION),
+                "--base", str(base))
+    assert "read again over the base scan" in done.stderr
+    strip = lambda d: {k: v for k, v in json.loads((d / "gaps.json").read_text()).items()
+                       if k not in ("seconds",)}
+    assert strip(quick) == strip(full)

@@ -1,0 +1,111 @@
+"""Field flow: a copy of a buffer a struct member points to
+(`scmd->sense_buffer`, `task->frame`, `dentry->d_name.name`) is resolved
+through what the tree assigns to that member anywhere
+(`cmd->sense_buffer = kmem_cache_alloc(scsi_sense_cache, ...)`,
+`task->frame = task + 1`, `dentry->d_name.name = dentry->d_iname`).
+One step: an assignment that is itself a member's value is not followed."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from .csource import declarations, function_at, functions
+from .model import Access, AccessKind, Site
+from .sites import Context, _file_scope, resolve
+from .structs import Structs
+from .tree import Tree
+
+
+def _fields(sites: list[Site]) -> dict[str, str]:
+    """'struct.path' -> last member name, for every checked site whose pointer
+    is a member's value."""
+    out = {}
+    for s in sites:
+        if s.checked and s.access.kind is AccessKind.RAW:
+            for tag in s.access.alloc:
+                if tag.startswith("field:"):
+                    out[tag[6:]] = tag.rsplit(".", 1)[-1]
+    return out
+
+
+def _lhs(code: str, pos: int, start: int) -> str:
+    """The member chain that ends at POS (`cmd->sense_buffer` before ` = `)."""
+    i = pos
+    depth = 0
+    while i > start:
+        c = code[i - 1]
+        if c == "]" or c == ")":
+            depth += 1
+        elif c == "[" or c == "(":
+            if depth == 0:
+                break
+            depth -= 1
+        elif not (c.isalnum() or c in "_>.-" or depth):
+            break
+        i -= 1
+    return code[i:pos].strip()
+
+
+def follow(tree: Tree, structs: Structs, sites: list[Site], wrappers: dict,
+           progress=None) -> list[Site]:
+    fields = _fields(sites)
+    if not fields:
+        return sites
+    names = set(fields.values())
+    # a file that assigns S's member F names struct S (its declaration of the
+    # pointer it assigns through): member name -> the structs to look for
+    owners: dict[str, set[str]] = {}
+    for key, name in fields.items():
+        owners.setdefault(name, set()).add(key.split(".", 1)[0])
+    assign = re.compile(r"(?:->|\.)\s*(\w+)\s*=(?!=)")
+    found: dict[str, list[Access]] = {}
+    files = [f for f in tree.files() if f.endswith(".c")]
+    for n, rel in enumerate(files, 1):
+        if progress and n % 10000 == 0:
+            progress(f"field flow: {n} of {len(files)} files")
+        text = tree.text(rel)
+        if not any(m.group(1) in names and any(o in text for o in owners[m.group(1)])
+                   for m in assign.finditer(text)):
+            continue
+        src = tree.source(rel)
+        funcs = functions(src)
+        globals_ = None
+        decls: dict[int, dict] = {}
+        for m in assign.finditer(src.code):
+            if m.group(1) not in names:
+                continue
+            func = function_at(funcs, m.start())
+            if func is None:
+                continue
+            lhs_text = _lhs(src.code, m.start(), func.body)
+            end = src.code.find(";", m.end())
+            if not lhs_text or end < 0:
+                continue
+            if globals_ is None:
+                globals_ = _file_scope(src, funcs)
+            if func.start not in decls:
+                decls[func.start] = declarations(src.code[func.start:func.end])
+            ctx = Context(src, func, decls[func.start], globals_, structs, wrappers)
+            lhs = resolve(lhs_text, ctx)
+            if lhs.kind is not AccessKind.TYPED:
+                continue
+            path = ".".join(x for x in (lhs.path, m.group(1)) if x)
+            key = f"{lhs.struct}.{path}"
+            if key not in fields:
+                continue
+            value = resolve(src.code[m.end():end], ctx)
+            if value.kind is AccessKind.TYPED or value.alloc:
+                found.setdefault(key, []).append(value)
+    out = []
+    for s in sites:
+        tags = [t[6:] for t in s.access.alloc if t.startswith("field:")]
+        values = [v for t in tags for v in found.get(t, [])]
+        if not values:
+            out.append(s)
+            continue
+        typed = [v for v in values if v.kind is AccessKind.TYPED]
+        alloc = tuple(dict.fromkeys(a for v in values for a in v.alloc if not a.startswith("field:")))
+        new = dataclasses.replace(typed[0], alloc=alloc) if typed else \
+            Access(AccessKind.RAW, alloc=alloc, why=s.access.why + " (field flow)")
+        out.append(dataclasses.replace(s, access=new))
+    return out

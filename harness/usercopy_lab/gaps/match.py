@@ -1,0 +1,153 @@
+"""Which copy sites can point into which cache's objects, and where.
+
+By type: a site into struct S at member path P reaches every cache whose
+object struct C embeds S by value at path Q (S == C with Q = ""): the
+object's member Q.P -- container_of() goes from S back to C, so a function
+that only sees S (rds_cmsg_recv()'s struct rds_incoming) reaches every
+cache of a struct that embeds it (rds_tcp_incoming, rds_ib_incoming).
+By allocation: a buffer the function got from kmem_cache_alloc(X), a pool
+over X, a wrapper of either, or kmalloc() is in that cache.
+The member path is then placed against the cache's region."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import AccessKind, Cache, CacheResult, Match, Placement, RegionKind, Site
+from .structs import Structs
+
+
+def _join(q: str, p: str) -> str:
+    if p == "+end":
+        return "+end" if not q else q + ".+end"
+    return ".".join(x for x in (q, p) if x)
+
+
+@dataclass
+class Matcher:
+    caches: list[Cache]
+    structs: Structs
+    pools: dict[str, str]
+
+    def __post_init__(self) -> None:
+        self.by_struct: dict[str, list[tuple[Cache, str]]] = {}
+        self.by_var: dict[str, list[Cache]] = {}
+        self.families = {c.name: c for c in self.caches if c.family}
+        for c in self.caches:
+            if c.var:
+                self.by_var.setdefault(c.var, []).append(c)
+            if c.struct:
+                for _s, ident, q in self.structs.embeddings(c.struct, c.file):
+                    self.by_struct.setdefault(ident, []).append((c, q))
+
+    # ---------------------------------------------------------- placing
+
+    def _key(self, struct: str, path: str, near: str) -> tuple[int, ...] | None:
+        key = []
+        cur = struct
+        for part in path.split("."):
+            if part == "+end":
+                key.append(10 ** 6)
+                break
+            sd = self.structs.get(cur, near) if cur else None
+            if sd is None:
+                return None
+            names = [m.name for m in sd.members]
+            if part not in names:
+                return None
+            key.append(names.index(part))
+            cur = sd.members[names.index(part)].struct
+            near = sd.file
+        return tuple(key)
+
+    def place(self, cache: Cache, path: str, offset_known: bool) -> Placement:
+        r = cache.region
+        if r.kind is RegionKind.NONE:
+            return Placement.OUTSIDE
+        if r.kind is RegionKind.WHOLE:
+            return Placement.INSIDE
+        if r.kind is RegionKind.OPAQUE or not offset_known:
+            return Placement.UNSURE
+        base = ""
+        if r.struct != cache.struct:
+            emb = [q for s, _i, q in self.structs.embeddings(cache.struct, cache.file) if s == r.struct]
+            if not emb:
+                return Placement.UNSURE
+            base = emb[0]
+        first, last = _join(base, r.first), _join(base, r.last)
+        parts = path.split(".") if path else []
+
+        def under(region_path: str) -> bool:
+            rp = region_path.split(".")
+            return parts[:len(rp)] == rp
+        if under(first) or (r.kind is RegionKind.FIELDS and under(last)):
+            return Placement.INSIDE
+        kf = self._key(cache.struct, path, cache.file) if path else ()
+        k1 = self._key(cache.struct, first, cache.file)
+        if kf is None or k1 is None:
+            return Placement.UNSURE
+        if r.kind is RegionKind.TAIL:
+            return Placement.INSIDE if kf > k1 else Placement.OUTSIDE
+        k2 = self._key(cache.struct, last, cache.file)
+        if k2 is None:
+            return Placement.UNSURE
+        return Placement.INSIDE if k1 < kf < k2 else Placement.OUTSIDE
+
+    # ---------------------------------------------------------- matching
+
+    def _alloc_caches(self, tag: str) -> list[Cache]:
+        kind, _, what = tag.partition(":")
+        if kind == "cache":
+            return self.by_var.get(what, [])
+        if kind == "pool":
+            return self.by_var.get(self.pools.get(what, ""), [])
+        if kind == "kmalloc":
+            fam = self.families.get(what + "-*")
+            if fam is None and what.startswith("usersized-"):
+                fam = self.families.get(what[len("usersized-"):] + "-*")
+            return [fam or self.families.get("kmalloc-*")] if (fam or "kmalloc-*" in self.families) else []
+        return []
+
+    def matches(self, site: Site) -> list[Match]:
+        a = site.access
+        out: dict[str, Match] = {}
+        for tag in a.alloc:
+            for c in self._alloc_caches(tag):
+                if a.kind is AccessKind.TYPED and c.struct and a.struct != c.struct:
+                    emb = [q for _s, i, q in self.structs.embeddings(c.struct, c.file)
+                           if i == a.struct_ident]
+                    path = _join(emb[0], a.path) if emb else a.path
+                    pl = self.place(c, path, a.offset_known) if emb else \
+                        (Placement.INSIDE if c.region.kind is RegionKind.WHOLE else Placement.UNSURE)
+                else:
+                    path = a.path if a.kind is AccessKind.TYPED else ""
+                    known = a.offset_known and a.kind is AccessKind.TYPED
+                    pl = self.place(c, path, known) if c.struct else \
+                        (Placement.INSIDE if c.region.kind is RegionKind.WHOLE else
+                         Placement.OUTSIDE if c.region.kind is RegionKind.NONE else Placement.UNSURE)
+                out[c.name] = Match(c.name, site, path, pl, "alloc")
+        if a.kind is AccessKind.TYPED:
+            for c, q in self.by_struct.get(a.struct_ident, []):
+                if c.name in out:
+                    continue
+                path = _join(q, a.path)
+                out[c.name] = Match(c.name, site, path, self.place(c, path, a.offset_known), "type")
+        return list(out.values())
+
+
+def match_all(caches: list[Cache], sites: list[Site], structs: Structs,
+              pools: dict[str, str]) -> dict[str, CacheResult]:
+    m = Matcher(caches, structs, pools)
+    results = {c.name + "@" + c.file: CacheResult(c) for c in caches}
+    by_name = {}
+    for c in caches:
+        by_name.setdefault(c.name, []).append(c)
+    for site in sites:
+        for match in m.matches(site):
+            for c in by_name[match.cache]:
+                res = results[c.name + "@" + c.file]
+                if not site.checked:
+                    res.unchecked += 1
+                    continue
+                {Placement.INSIDE: res.inside, Placement.OUTSIDE: res.outside,
+                 Placement.UNSURE: res.unsure}[match.placement].append(match)
+    return results

@@ -1,0 +1,84 @@
+"""One finder run over a tree: structs, caches, wrappers, sites, matches."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from . import caches as caches_mod
+from . import flow
+from . import sites as sites_mod
+from .match import match_all
+from .model import Cache, CacheResult, Site
+from .structs import Structs
+from .tree import Tree
+
+
+@dataclass
+class Scan:
+    tree: Tree
+    caches: list[Cache]
+    unregistered: list[Cache]
+    sites: list[Site]
+    results: dict[str, CacheResult]
+    pools: dict[str, str]
+    wrappers: dict[str, tuple[str, str]]
+    seconds: dict[str, float]
+    structs: Structs | None = None
+
+
+def run(tree: Tree, progress: Callable[[str], None] | None = None) -> Scan:
+    say = progress or (lambda _m: None)
+    t = {}
+    t0 = time.monotonic()
+    structs = Structs(tree)
+    say(f"gaps: indexing struct definitions in {len(tree.files())} files")
+    structs.build_index(say)
+    t["structs"] = time.monotonic() - t0
+    say("gaps: finding slab caches")
+    cs = caches_mod.scan(tree, structs, say)
+    t["caches"] = time.monotonic() - t0 - sum(t.values())
+    say(f"gaps: {len(cs.caches)} caches; finding allocator wrappers")
+    pools: dict[str, str] = {}
+    wrappers = sites_mod.find_wrappers(tree, [f for f in tree.files() if f.endswith((".c", ".h"))], pools)
+    t["wrappers"] = time.monotonic() - t0 - sum(t.values())
+    say(f"gaps: {len(wrappers)} wrappers, {len(pools)} pools; finding copy sites")
+    sites = sites_mod.scan(tree, structs, wrappers, say)
+    say(f"gaps: {len(sites)} copy sites; following struct members they copy through")
+    sites = flow.follow(tree, structs, sites, wrappers, say)
+    t["sites"] = time.monotonic() - t0 - sum(t.values())
+    say(f"gaps: {len(sites)} copy sites; matching")
+    results = match_all(cs.caches, sites, structs, pools)
+    t["match"] = time.monotonic() - t0 - sum(t.values())
+    return Scan(tree, cs.caches, cs.protos_unregistered, sites, results, pools, wrappers, t, structs)
+
+
+@dataclass
+class _Only(Tree):
+    """A tree whose file list is only some files (a patch's)."""
+    only: tuple[str, ...] = ()
+
+    def files(self) -> list[str]:
+        return list(self.only)
+
+
+def rescan(base: Scan, tree: Tree, changed: list[str],
+           progress: Callable[[str], None] | None = None) -> Scan:
+    """BASE's scan with the CHANGED .c files (a patch's, in TREE's overlay)
+    read again: their caches and copy sites replace the base's, the rest
+    (struct index, allocator wrappers, field flow of the other files) is
+    the base's.  A patch that changes a header needs a full scan (cli)."""
+    say = progress or (lambda _m: None)
+    t0 = time.monotonic()
+    structs = base.structs
+    structs.tree = tree
+    structs._parsed.clear()
+    only = _Only(tree.root, tree.overlay, only=tuple(changed))
+    cs = caches_mod.scan(only, structs)
+    caches = [c for c in base.caches if c.file not in changed] + cs.caches
+    sites = [x for x in base.sites if x.file not in changed] + \
+        sites_mod.scan(only, structs, base.wrappers)
+    results = match_all(caches, sites, structs, base.pools)
+    say(f"gaps: {len(changed)} changed file(s) read again over the base scan")
+    return Scan(tree, caches, base.unregistered, sites, results, base.pools, base.wrappers,
+                {"rescan": time.monotonic() - t0}, structs)

@@ -1,0 +1,187 @@
+"""Struct definitions of the tree: members in order, which are embedded
+structs (by value), pointers, arrays; and where a struct sits inside
+another one (embedding, the container_of relation)."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .csource import matching, split_top
+from .tree import Tree
+
+# Accessors the sites go through: `static inline struct tcp_sock *tcp_sk(...)`
+# and `#define rds_sk_to_rs(sk) container_of(sk, struct rds_sock, rs_sk)`.
+_RETURNS = re.compile(r"\bstruct\s+(\w+)\s*\*\s*(\w+)\s*\([^;{)]*\)\s*\{")
+_CONTAINER_MACRO = re.compile(r"#\s*define\s+(\w+)\s*\([^)]*\)\s*\\?\s*container_of(?:_const)?\s*\("
+                              r"[^,]*,\s*(?:const\s+)?struct\s+(\w+)")
+_DEF = re.compile(r"\b(?:struct|union)\s+(\w+)\s*(?:__\w+(?:\(\([^()]*\)\))?\s*)*\{")
+_MEMBER = re.compile(
+    r"^\s*(?:(?:const|volatile|unsigned|signed|__user|__rcu|__percpu|__iomem|"
+    r"____cacheline_aligned\w*|__randomize_layout|static)\s+)*"
+    r"(struct|union|enum)?\s*(\w+)\s+((?:[*\s]|const|__user|__rcu|__percpu|__iomem)*)(\w+)\s*(\[[^\]]*\])?"
+    r"\s*(?::\s*\w+)?\s*(?:__\w+(?:\([^()]*(?:\([^()]*\))?[^()]*\))?\s*)*$", re.S)
+_ANON = re.compile(r"^\s*(?:__\w+\s+)*(?:struct|union)\s*(\w*)\s*(?:__\w+(?:\(\([^()]*\)\))?\s*)*\{")
+_GROUP = re.compile(r"^\s*(?:struct_group|struct_group_tagged|struct_group_attr)\w*\s*\(")
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    struct: str            # by-value struct/union type, "" otherwise
+    pointer_to: str        # struct the member points to ("" if none or not a struct)
+    pointers: int
+    array: bool
+    base: str
+
+
+@dataclass
+class StructDef:
+    name: str
+    file: str
+    members: list[Member]          # flattened: anonymous unions/structs inline, named
+                                   # nested ones as members with a "{...}" struct name
+
+
+@dataclass
+class Structs:
+    tree: Tree
+    index: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    returns: dict[str, str] = field(default_factory=dict)     # function/macro -> struct it returns
+    _parsed: dict[tuple[str, str], StructDef | None] = field(default_factory=dict)
+
+    def build_index(self, progress=None) -> None:
+        files = self.tree.files()
+        for n, rel in enumerate(files, 1):
+            text = self.tree.text(rel)
+            if "{" not in text:
+                continue
+            for m in _DEF.finditer(text):
+                self.index.setdefault(m.group(1), []).append((rel, m.start()))
+            if "*" in text:
+                for m in _RETURNS.finditer(text):
+                    self.returns.setdefault(m.group(2), m.group(1))
+            if "container_of" in text:
+                for m in _CONTAINER_MACRO.finditer(text):
+                    self.returns.setdefault(m.group(1), m.group(2))
+            if progress and n % 5000 == 0:
+                progress(f"structs: {n} of {len(files)} files")
+
+    def _candidates(self, name: str, near: str) -> list[tuple[str, int]]:
+        defs = self.index.get(name, [])
+        here = os.path.dirname(near)
+
+        def rank(d: tuple[str, int]) -> tuple[int, str]:
+            f = d[0]
+            if f == near:
+                return (0, f)
+            if os.path.dirname(f) == here:
+                return (1, f)
+            if f.startswith("include/"):
+                return (2, f)
+            return (3, f)
+        return sorted(defs, key=rank)
+
+    def get(self, name: str, near: str = "") -> StructDef | None:
+        key = (name, near if any(d[0] == near or os.path.dirname(d[0]) == os.path.dirname(near)
+                                 for d in self.index.get(name, [])) else "")
+        if key in self._parsed:
+            return self._parsed[key]
+        found = None
+        for rel, _ in self._candidates(name, near):
+            src = self.tree.source(rel)
+            for m in re.finditer(rf"\b(?:struct|union)\s+{re.escape(name)}\s*(?:__\w+(?:\(\([^()]*\)\))?\s*)*\{{",
+                                 src.code):
+                end = matching(src.code, m.end() - 1, "{", "}")
+                found = StructDef(name, rel, parse_members(src.code[m.end():end - 1]))
+                break
+            if found:
+                break
+        self._parsed[key] = found
+        return found
+
+    def member(self, name: str, path: str, near: str = "") -> Member | None:
+        """The member PATH ("a.b.c") of struct NAME, through embedded structs."""
+        sd = self.get(name, near)
+        parts = path.split(".")
+        for i, part in enumerate(parts):
+            if sd is None:
+                return None
+            mem = next((m for m in sd.members if m.name == part), None)
+            if mem is None:
+                return None
+            if i == len(parts) - 1:
+                return mem
+            sd = self.get(mem.struct, sd.file) if mem.struct else None
+        return None
+
+    def order(self, name: str, near: str = "") -> list[str]:
+        sd = self.get(name, near)
+        return [m.name for m in sd.members] if sd else []
+
+    def ident(self, name: str, near: str = "") -> str:
+        """NAME with the file of the definition seen from NEAR: two structs of
+        one name (CAN's and IPv4's raw_sock) are two types."""
+        sd = self.get(name, near)
+        return f"{name}@{sd.file if sd else '?'}"
+
+    def embeddings(self, name: str, near: str = "", depth: int = 0) -> list[tuple[str, str, str]]:
+        """(struct, its identity, path) for every struct embedded by value in
+        NAME, NAME itself with path ''; what container_of() goes back from."""
+        sd = self.get(name, near)
+        out = [(name, f"{name}@{sd.file if sd else '?'}", "")]
+        if sd is None or depth > 8:
+            return out
+        for m in sd.members:
+            if m.struct and not m.pointers:
+                for s, i, p in self.embeddings(m.struct, sd.file, depth + 1):
+                    out.append((s, i, m.name + ("." + p if p else "")))
+        return out
+
+
+def _statements(body: str) -> list[str]:
+    return [body[a:b] for a, b in split_top(body, 0, len(body), ";", False, "{(", "})")]
+
+
+def parse_members(body: str) -> list[Member]:
+    out: list[Member] = []
+    for st in _statements(body):
+        a = _ANON.match(st)
+        g = _GROUP.match(st)
+        if a or g:
+            brace = st.find("{") if a else st.find("(")
+            close = matching(st, brace, "{", "}") if a else matching(st, brace)
+            inner = st[brace + 1:close - 1]
+            if g:   # struct_group(NAME, members...): members flat, NAME a struct of them
+                inner = inner.split(",", 1)[1] if "," in inner else ""
+                if st.lstrip().startswith("struct_group_tagged"):
+                    inner = inner.split(",", 1)[1] if "," in inner else ""
+                inner = inner.replace(",", ";") + ";" if not inner.strip().endswith(";") else inner
+            after = re.sub(r"\b__\w+(?:\((?:[^()]|\([^()]*\))*\))?", "", st[close:]).strip()
+            names = re.match(r"((?:\*\s*)*)(\w+)\s*(\[[^\]]*\])?", after) if a else None
+            tag = a.group(1) if a else ""
+            if names and names.group(2):
+                out.append(Member(names.group(2), tag or "{anonymous}" if not names.group(1) else "",
+                                  tag if names.group(1) else "", names.group(1).count("*"),
+                                  bool(names.group(3)), tag))
+            else:
+                out.extend(parse_members(inner))
+            continue
+        if "(" in st and re.search(r"\(\s*\*", st):
+            continue      # a function pointer
+        first, *more = st.split(",")
+        m = _MEMBER.match(first)
+        if not m:
+            continue
+        kw, base, stars, name, arr = m.groups()
+        is_struct = kw in ("struct", "union")
+        n_ptr = stars.count("*")
+        out.append(Member(name, base if is_struct and not n_ptr else "",
+                          base if is_struct and n_ptr else "", n_ptr, bool(arr), base))
+        for extra in more:
+            e = re.match(r"\s*((?:\*\s*)*)(\w+)\s*(\[[^\]]*\])?", extra)
+            if e:
+                p = e.group(1).count("*")
+                out.append(Member(e.group(2), base if is_struct and not p else "",
+                                  base if is_struct and p else "", p, bool(e.group(3)), base))
+    return out

@@ -1,0 +1,49 @@
+# make gaps: the static gap finder (docs/gaps.md, issue #35).  Never part
+# of make or make test (make unit-test runs its smoke on committed
+# excerpts, harness/tests/test_gaps.py).
+#
+#   make gaps         three 6.1 trees: the lab's (series applied, $(TREE)),
+#                     the pristine tarball, the pristine tree with
+#                     bf1867db9b85's rds_ib_incoming region taken back;
+#                     $(GAPS_OUT)/<tree>/gaps.json + gaps.md each
+#   make gaps-test    make gaps, then the recall tests on its output
+#                     (harness/tests/test_gaps_trees.py)
+#
+# A tree is scanned again only when a file of it, the finder or the patch
+# changed ($(GAPS_OUT)/<tree>/stamp); --force in GAPS_FLAGS scans anyway.
+# The pristine tree is extracted from $(TARBALL) once, into $(GAPS_PRISTINE).
+# LINE=6.1 is the only line the lab has today.
+
+LINE          ?= 6.1
+GAPS_OUT      ?= $(BUILD)/gaps
+GAPS_TRIAGE   ?= expected-oops/gaps/triage.toml
+GAPS_PRISTINE ?= $(GAPS_OUT)/tree/linux-source-$(LINE)
+GAPS_IB_MUTATION := lkdtm-tests/mutations/rds-ib-incoming-no-region.patch
+GAPS_FLAGS    ?=
+GAPS          := nice -n 19 $(PYTHON) -m usercopy_lab.gaps.cli --triage $(GAPS_TRIAGE) $(GAPS_FLAGS)
+
+.PHONY: gaps gaps-test
+
+$(GAPS_PRISTINE)/Makefile:
+	@test -f $(TARBALL) || { echo "gaps: $(TARBALL) not found (apt install linux-source-$(LINE))"; exit 2; }
+	mkdir -p $(dir $(GAPS_PRISTINE))
+	nice -n 19 tar -xJf $(TARBALL) -C $(dir $(GAPS_PRISTINE))
+	@test -f $@
+
+# Each tree's status is kept until all three ran, then the worst is make's.
+gaps: $(GAPS_PRISTINE)/Makefile
+	@test -f $(TREE)/Makefile || { echo "gaps: $(TREE) is not there (make tree)"; exit 2; }
+	@rc=0; \
+	$(GAPS) --tree $(TREE) --out $(GAPS_OUT)/$(LINE)-series --label "$(LINE) + series ($(TREE))" || rc=$$?; \
+	$(GAPS) --tree $(GAPS_PRISTINE) --out $(GAPS_OUT)/$(LINE)-pristine \
+		--label "$(LINE) pristine ($(TARBALL))" || rc=$$?; \
+	$(GAPS) --tree $(GAPS_PRISTINE) --out $(GAPS_OUT)/$(LINE)-ib-no-region --patch $(GAPS_IB_MUTATION) \
+		--base $(GAPS_OUT)/$(LINE)-pristine \
+		--label "$(LINE) pristine + $(GAPS_IB_MUTATION)" || rc=$$?; \
+	exit $$rc
+
+# The tests judge the output whatever make gaps exited with (an untriaged
+# candidate is one of their failures, with its name).
+gaps-test:
+	-@$(MAKE) --no-print-directory gaps
+	USERCOPY_LAB_GAPS_OUT=$(abspath $(GAPS_OUT)) nice -n 19 $(PYTHON) -m pytest -q harness/tests/test_gaps_trees.py
