@@ -26,6 +26,9 @@ KDIR_612STOCK  := $(BUILD)/kernel-612stock
 KDIR_612SERIES := $(BUILD)/kernel-612series
 IMAGE_612STOCK  := $(KDIR_612STOCK)/arch/x86/boot/bzImage
 IMAGE_612SERIES := $(KDIR_612SERIES)/arch/x86/boot/bzImage
+# The lab's LKDTM tests on 6.12: lkdtm-tests/ as they are (make unit-test
+# checks it with scripts/lkdtm-patch.sh --check), plus a header of its own.
+LKDTM_612 := 0005-lkdtm-usercopy-Add-the-usercopy-lab-tests-of-real-ca.patch
 # The series' patches that the stock tree does not carry (all but the tests).
 series_612_names = $(shell sed -e 's/\#.*//' -e 's|.*/||' $(1))
 OVERLAY_612 := $(addprefix $(SERIES_612)/,$(filter-out \
