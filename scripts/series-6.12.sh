@@ -67,6 +67,15 @@ git_=(git -c user.name=usercopy-lab -c user.email=usercopy-lab@example.org
 # touched PATCH...: the files the patches change or create.
 touched() { sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$@" | sort -u; }
 
+# patch_notes PATCH: the text of its "Notes:" section (below the first
+# "---"), unindented; nothing if it has none.
+patch_notes() {
+	awk '!cut && /^---$/ { cut = 1; next }
+		cut == 1 && /^Notes:$/ { cut = 2; next }
+		cut == 2 && /^ [^ ]/ { exit }
+		cut == 2 { sub(/^    /, ""); print }' "$1" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+}
+
 # small_repo DIR: a git repository of the pristine versions of every file
 # the series touches (new files absent), committed as "base".
 small_repo() {
@@ -147,6 +156,10 @@ for p in "${fixes[@]}"; do
 	"${git_[@]}" -C "$work/am" checkout -q -B "fix-$num" "$base"
 	"${git_[@]}" -C "$work/am" am -q --whitespace=nowarn "$sdir/$p" ||
 		{ "${git_[@]}" -C "$work/am" am --abort 2>/dev/null || true; bad "$p does not git am alone"; continue; }
+	# The patch's notes (why Cc: stable or not, checkpatch's remarks, credit)
+	# go below the --- of the mail, as in the series file: git am drops them.
+	notes=$(patch_notes "$sdir/$p")
+	[ -z "$notes" ] || "${git_[@]}" -C "$work/am" notes add -m "$notes"
 	prefix=PATCH
 	touched "$sdir/$p" | grep -qv '^net/' || prefix="PATCH net"
 	args=()
@@ -166,7 +179,14 @@ for p in "${fixes[@]}"; do
 	if JOBS=${JOBS:-2} "$here/overlay-build.sh" \
 		$(for s in "${patches[@]}"; do printf -- '--reverse %s ' "$sdir/stock/$s"; done) \
 		"$tree" "$build/kernel-612stock" "$work/kernel-fix-$num" "$sdir/$p" >"$fout/build.log" 2>&1; then
-		no_warnings "$work/kernel-fix-$num/.lab-overlay.log" "$p: builds alone (bzImage)"
+		klog=$work/kernel-fix-$num/.lab-overlay.log
+		no_warnings "$klog" "$p: builds alone (bzImage)"
+		# The log must show the patched files compiled, or the count
+		# above says nothing about them.
+		for f in $(touched "$sdir/$p" | sed -n 's|\.c$|.o|p'); do
+			if grep -qE "^  CC +$f\$" "$klog"; then echo "  compiled: $f"
+			else bad "$p: $f is not in the build log ($klog)"; fi
+		done
 	else
 		bad "$p: does not build alone ($fout/build.log)"
 	fi
