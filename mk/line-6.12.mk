@@ -76,7 +76,7 @@ kernels-6.12: $(IMAGE_612STOCK) $(IMAGE_612SERIES)
 
 line-6.12: kernels-6.12 initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite stock-6.12
+		--suite stock-6.12 --suite series-6.12
 
 series-6.12-check: tree-6.12
 	scripts/series-6.12.sh check $(TARBALL_612) $(SERIES_612) $(BUILD)/series-6.12 $(CONFIG_612)
