@@ -11,6 +11,10 @@
 #                              pristine files and built alone
 #   make whitelists-6.12       docs/whitelists-6.1-6.12.md from the two audits
 #
+# `make kernels` (so `make` and `make test`) builds both 6.12 kernels, and
+# the stock-6.12 and series-6.12 suites run with every other suite; cold,
+# the line adds about 14-16 min on an idle 2-core machine (docs/line-6.12.md).
+#
 # The stock kernel (build/kernel-612stock) is the tarball + the lab's LKDTM
 # tests (patches-6.12/stock/series), configured with
 # kernel-config/line-6.12/lab.config + variant-seeds.config.  The patched
@@ -73,6 +77,7 @@ $(IMAGE_612SERIES): $(IMAGE_612STOCK) FORCE
 		$(OVERLAY_612)
 
 kernels-6.12: $(IMAGE_612STOCK) $(IMAGE_612SERIES)
+kernels: kernels-6.12
 
 line-6.12: kernels-6.12 initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
