@@ -400,6 +400,7 @@ unit-test:
 	@scripts/install-deps.sh --only $(UNIT_DEPS)
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q -n $(JOBS) harness/tests
 	scripts/lkdtm-patch.sh --check
+	LKDTM_PATCH=$(SERIES_612)/$(LKDTM_612) scripts/lkdtm-patch.sh --check
 
 # Hostile inputs (harness/tests/hostile_inputs.toml, hostile_inputs.d/): each
 # case runs the CLI as a subprocess in a throw-away lab (fake QEMU, nothing
