@@ -6,6 +6,7 @@ whole trees: test_gaps_trees.py (make gaps-test)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,17 @@ def test_patch_over_a_base_scan_gives_the_full_scans_answer(tmp_path):
     strip = lambda d: {k: v for k, v in json.loads((d / "gaps.json").read_text()).items()
                        if k not in ("seconds",)}
     assert strip(quick) == strip(full)
+
+
+def test_output_piped_to_a_reader_that_leaves_early(tmp_path):
+    """`... | head -1`: the reader closes the pipe before the finder
+    writes; the finder ends quietly, with the scan's status."""
+    read, write = os.pipe()
+    os.close(read)                       # the reader is gone before the first line
+    done = subprocess.run([sys.executable, "-m", "usercopy_lab.gaps.cli", "--tree", str(FIXTURE),
+                           "--out", str(tmp_path), "--quiet"], stdout=write,
+                          stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.stderr == ""
+    assert done.returncode == 1          # untriaged candidates: no triage file given

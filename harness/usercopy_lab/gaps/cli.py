@@ -123,13 +123,27 @@ def run(args: argparse.Namespace) -> int:
                  for s in c["candidates"] if s["status"] == "untriaged"]
     unexplained = [n for n, why in r["missed"].items() if why.startswith("no site found")]
     ncand = sum(len(c["candidates"]) for c in data["caches"])
-    print(f"gaps: {label}: recall {r['n']} of {r['m']} caches with a region; "
-          f"{ncand} candidate(s), {len(untriaged)} untriaged; {out}/gaps.md")
-    for line in untriaged:
-        print(f"  untriaged candidate: {line}")
-    for name in unexplained:
-        print(f"  region without a site and without a reason: {name}")
+    lines = [f"gaps: {label}: recall {r['n']} of {r['m']} caches with a region; "
+             f"{ncand} candidate(s), {len(untriaged)} untriaged; {out}/gaps.md"]
+    lines += [f"  untriaged candidate: {line}" for line in untriaged]
+    lines += [f"  region without a site and without a reason: {name}" for name in unexplained]
+    _print_lines(lines)
     return 1 if untriaged or unexplained else 0
+
+
+def _print_lines(lines: list[str]) -> None:
+    """LINES on standard output; a reader that left early (`| head`) ends
+    the output, not the run: no traceback, the status stays the scan's."""
+    try:
+        for line in lines:
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # stdout is closed at exit too: point it at /dev/null so that the
+        # interpreter's last flush has nowhere to fail
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def main(argv: list[str] | None = None) -> int:
