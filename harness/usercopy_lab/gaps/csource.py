@@ -179,6 +179,7 @@ _DECL = re.compile(
     r"(?:^|[;{}(,])\s*(?:(?:const|static|volatile|register|__user|__rcu|__percpu|__iomem|"
     r"__maybe_unused|unsigned|signed|extern)\s+)*"
     r"(struct|union|enum)?\s*(\w+)\s+((?:[*\s]|const|__user|__rcu)*)(\w+)\s*(\[[^\]]*\])?\s*(?=[;=,)\[])")
+_SPACES = re.compile(r"\s+")
 _KEYWORDS = frozenset({"return", "goto", "case", "else", "sizeof", "typeof", "do", "if",
                        "while", "for", "switch", "break", "continue"})
 
@@ -187,6 +188,10 @@ def declarations(text: str) -> dict[str, Decl]:
     """Variables declared in TEXT (a function's head and body, or a file):
     the last declaration of each name wins; `struct a *x, *y;` gives both."""
     out: dict[str, Decl] = {}
+    # one space for every run: the blanked comments and directives are long
+    # runs of spaces, on which the pattern's nested whitespace quantifiers
+    # backtrack quadratically (offsets do not matter here, only names)
+    text = _SPACES.sub(" ", text)
     for m in _DECL.finditer(text):
         kw, base, stars, name, arr = m.groups()
         if base in _KEYWORDS or name in _KEYWORDS:
