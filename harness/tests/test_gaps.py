@@ -158,3 +158,90 @@ def test_output_piped_to_a_reader_that_leaves_early(tmp_path):
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.stderr == ""
     assert done.returncode == 1          # untriaged candidates: no triage file given
+
+
+# ------------------------------------------------ recall excerpts (recall-6.1)
+
+RECALL = Path(__file__).parent / "testdata" / "gaps" / "recall-6.1"
+
+
+@pytest.fixture(scope="module")
+def recall_scan():
+    return scan.run(Tree(RECALL))
+
+
+def test_a_function_passing_its_parameter_to_a_copy_is_a_copy_function(recall_scan):
+    """readlink_copy(buffer, buflen, link) ends in copy_to_user(buffer, link,
+    len): its call in vfs_readlink() is a site, checked (len is strlen's)."""
+    [f] = [f for f in recall_scan.derived if f.name == "readlink_copy"]
+    assert (f.kptr, f.size, f.always) == (2, -1, True)
+    [site] = [s for s in recall_scan.sites if s.function == "vfs_readlink"]
+    assert site.callee == "readlink_copy" and site.via == "copy_to_user" and site.checked
+
+
+def test_a_member_pointer_is_followed_to_what_the_tree_stores_there(recall_scan):
+    """link = READ_ONCE(inode->i_link); ext2 stores (char*)EXT2_I(inode)->i_data
+    there, so the copy is inside ext2_inode_cache's region."""
+    ext2 = _by_name(recall_scan, "ext2_inode_cache")
+    assert [(m.site.function, m.path, m.how) for m in ext2.inside] == [("vfs_readlink", "i_data", "type")]
+    assert ext2.outside == []
+
+
+def test_a_size_clamped_under_an_if_is_not_a_constant(recall_scan):
+    """raw_geticmpfilter(): `if (len > sizeof(struct icmp_filter)) len = sizeof(..);`
+    leaves len a variable: the copy is checked, inside RAW's filter."""
+    [site] = [s for s in recall_scan.sites if s.function == "raw_geticmpfilter"]
+    assert site.checked
+    raw = _by_name(recall_scan, "RAW")
+    assert {m.site.function for m in raw.inside} == {"raw_geticmpfilter", "raw_seticmpfilter"}
+
+
+def test_constant_size_only_when_every_path_assigns_it():
+    from usercopy_lab.gaps.csource import Source, functions
+    code = ("int f(int len) {\n if (x)\n  len = sizeof(struct a);\n copy_to_user(u, p, len);\n}\n"
+            "int g(int len) {\n len = sizeof(struct a);\n if (y) { copy_to_user(u, p, len); }\n}\n"
+            "int h(int len) {\n if (x) { len = 4; }\n copy_to_user(u, p, len);\n}\n")
+    src = Source.parse("x.c", code)
+    got = {fn.name: sites._constant_before(src, fn, src.code.index("copy_to_user", fn.body), "len")
+           for fn in functions(src)}
+    assert got == {"f": False, "g": True, "h": False}
+
+
+def _mini_tree(tmp_path: Path, files: dict[str, str]) -> Tree:
+    (tmp_path / "Makefile").write_text("")
+    (tmp_path / "mm").mkdir()
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return Tree(tmp_path)
+
+
+def test_accessor_laying_a_struct_over_a_member_and_an_indirect_call(tmp_path):
+    """`&SOCK_SKB_CB(skb)->dropcount` is in skb->cb (the region); a function
+    stored as `.dma_rw` is called by `ops->dma_rw(...)` on that struct."""
+    tree = _mini_tree(tmp_path, {
+        "include/skb.h": "struct sk_buff { int len; char cb[48]; int tail; };\n"
+                         "struct sock_skb_cb { u32 dropcount; };\n"
+                         "#define SOCK_SKB_CB(__skb) ((struct sock_skb_cb *)((__skb)->cb + \\\n"
+                         "\t\t\tSOCK_SKB_CB_OFFSET))\n"
+                         "struct box { int a; char buf[64]; int b; };\n"
+                         "struct rw_ops { int (*dma_rw)(void *d, void *data, size_t n); };\n"
+                         "struct dev { const struct rw_ops *ops; };\n",
+        "net/skb.c": "void skb_init(void) {\n"
+                     " skbuff_head_cache = kmem_cache_create_usercopy(\"skbuff_head_cache\",\n"
+                     "  sizeof(struct sk_buff), 0, 0, offsetof(struct sk_buff, cb),\n"
+                     "  sizeof_field(struct sk_buff, cb), NULL);\n"
+                     " box_cache = kmem_cache_create_usercopy(\"box\", sizeof(struct box), 0, 0,\n"
+                     "  offsetof(struct box, buf), sizeof_field(struct box, buf), NULL);\n}\n"
+                     "void drops(struct msghdr *msg, struct sk_buff *skb) {\n"
+                     " put_cmsg(msg, SOL_SOCKET, SO_RXQ_OVFL, sizeof(__u32), &SOCK_SKB_CB(skb)->dropcount);\n}\n",
+        "drivers/rw.c": "static int my_dma_rw(void *d, void *data, size_t n) {\n"
+                        " return copy_to_user(d, data, n);\n}\n"
+                        "static const struct rw_ops my_ops = {\n .dma_rw = my_dma_rw,\n};\n"
+                        "int fill(struct dev *dev, struct box *b, size_t n) {\n"
+                        " return dev->ops->dma_rw(NULL, b->buf, n);\n}\n"})
+    result = scan.run(tree)
+    skb = _by_name(result, "skbuff_head_cache")
+    assert [(m.site.function, m.path) for m in skb.inside] == [("drops", "cb")]
+    box = _by_name(result, "box")
+    assert [(m.site.function, m.site.callee, m.path) for m in box.inside] == [("fill", "dma_rw", "buf")]

@@ -30,6 +30,8 @@ class CopyFunction:
     size: int            # argument index of the size
     always: bool         # checked whatever the size (the size is not the caller's constant)
     where: str           # where 6.1 defines it
+    only_file: str = ""  # a derived static function: only calls in this file are its calls
+    member_of: str = ""  # a derived function called through a pointer: `->NAME(` of this struct
 
 
 COPY_FUNCTIONS: tuple[CopyFunction, ...] = (

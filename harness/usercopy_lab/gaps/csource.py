@@ -228,3 +228,21 @@ def _skip_init(text: str, j: int) -> int:
             elif c in ",;" and depth == 0:
                 return i
     return j
+
+
+def chain_before(code: str, pos: int, start: int) -> str:
+    """The member chain that ends at POS (`cmd->sense_buffer` before ` = `)."""
+    i = pos
+    depth = 0
+    while i > start:
+        c = code[i - 1]
+        if c == "]" or c == ")":
+            depth += 1
+        elif c == "[" or c == "(":
+            if depth == 0:
+                break
+            depth -= 1
+        elif not (c.isalnum() or c in "_>.-" or depth):
+            break
+        i -= 1
+    return code[i:pos].strip()

@@ -15,6 +15,19 @@ from .tree import Tree
 _RETURNS = re.compile(r"\bstruct\s+(\w+)\s*\*\s*(\w+)\s*\([^;{)]*\)\s*\{")
 _CONTAINER_MACRO = re.compile(r"#\s*define\s+(\w+)\s*\([^)]*\)\s*\\?\s*container_of(?:_const)?\s*\("
                               r"[^,]*,\s*(?:const\s+)?struct\s+(\w+)")
+# Accessors that lay a struct over a member of another (skb->cb):
+# `#define IPCB(skb) ((struct inet_skb_parm*)((skb)->cb))`,
+# `static inline struct ieee802154_mac_cb *mac_cb(struct sk_buff *skb)
+# { return (struct ieee802154_mac_cb *)skb->cb; }`: name -> (param, body).
+_OVERLAY_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\((\w+)\)[ \t]*\\?\s*"
+                            r"(\(\s*\*?\s*\(\s*(?:const\s+)?struct\s+\w+\s*\*\s*\)(?:[^\n]*\\\n)*[^\n]*)$", re.M)
+_OVERLAY_INLINE = re.compile(r"\bstruct\s+(\w+)\s*\*\s*(\w+)\s*\(\s*(?:const\s+)?struct\s+\w+\s*\*\s*(\w+)\s*\)"
+                             r"\s*\{\s*return\s+(\(\s*struct\s+\1\s*\*\s*\)[^;]+);\s*\}")
+# Tables of function pointers: `static const struct vfio_iommu_driver_ops
+# vfio_iommu_driver_ops_type1 = { ... .dma_rw = vfio_iommu_type1_dma_rw, }`.
+_INIT_HEAD = re.compile(r"\bstruct\s+(\w+)\s+(?:__\w+\s+)*\w+\s*(?:\[[^\]]*\]\s*)?"
+                        r"(?:__\w+(?:\([^()]*\))?\s*)*=\s*\{")
+_DESIGNATED = re.compile(r"\.\s*(\w+)\s*=\s*&?\s*([a-z_]\w*)\s*(?=[,}])")
 _DEF = re.compile(r"\b(?:struct|union)\s+(\w+)\s*(?:__\w+(?:\(\([^()]*\)\))?\s*)*\{")
 _MEMBER = re.compile(
     r"^\s*(?:(?:const|volatile|unsigned|signed|__user|__rcu|__percpu|__iomem|"
@@ -48,6 +61,8 @@ class Structs:
     tree: Tree
     index: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     returns: dict[str, str] = field(default_factory=dict)     # function/macro -> struct it returns
+    overlays: dict[str, tuple[str, str]] = field(default_factory=dict)  # accessor -> (param, body)
+    ops: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # function -> {(struct, member)}
     _parsed: dict[tuple[str, str], StructDef | None] = field(default_factory=dict)
 
     def build_index(self, progress=None) -> None:
@@ -61,11 +76,26 @@ class Structs:
             if "*" in text:
                 for m in _RETURNS.finditer(text):
                     self.returns.setdefault(m.group(2), m.group(1))
+            if "(struct" in text or "( struct" in text:
+                for m in _OVERLAY_MACRO.finditer(text):
+                    self.overlays.setdefault(m.group(1), (m.group(2), " ".join(m.group(3).replace("\\\n", " ").split())))
+                for m in _OVERLAY_INLINE.finditer(text):
+                    self.overlays.setdefault(m.group(2), (m.group(3), m.group(4).strip()))
+            if "= {" in text or "={" in text:
+                self._index_ops(text)
             if "container_of" in text:
                 for m in _CONTAINER_MACRO.finditer(text):
                     self.returns.setdefault(m.group(1), m.group(2))
             if progress and n % 5000 == 0:
                 progress(f"structs: {n} of {len(files)} files")
+
+    def _index_ops(self, text: str) -> None:
+        """Which struct member each function is stored in by an initializer
+        (the function an indirect call `ops->dma_rw(...)` may be)."""
+        for m in _INIT_HEAD.finditer(text):
+            end = matching(text, m.end() - 1, "{", "}")
+            for d in _DESIGNATED.finditer(text, m.end(), end):
+                self.ops.setdefault(d.group(2), set()).add((m.group(1), d.group(1)))
 
     def _candidates(self, name: str, near: str) -> list[tuple[str, int]]:
         defs = self.index.get(name, [])
