@@ -245,3 +245,34 @@ def test_accessor_laying_a_struct_over_a_member_and_an_indirect_call(tmp_path):
     assert [(m.site.function, m.path) for m in skb.inside] == [("drops", "cb")]
     box = _by_name(result, "box")
     assert [(m.site.function, m.site.callee, m.path) for m in box.inside] == [("fill", "dma_rw", "buf")]
+
+
+def test_a_constant_declaration_initializer_is_a_constant_size():
+    """orangefs_devreq_write_iter(): `int downcall_size = sizeof(..);` and never
+    assigned again: copy_from_iter_full(&op->downcall, downcall_size, ..) is
+    never checked."""
+    from usercopy_lab.gaps.csource import Source, functions
+    code = ("int f(void) {\n int head = 1;\n int downcall_size = sizeof(struct d);\n"
+            " copy_from_iter_full(&op->downcall, downcall_size, iter);\n}\n")
+    src = Source.parse("x.c", code)
+    [fn] = functions(src)
+    assert sites._constant_before(src, fn, src.code.index("copy_from_iter"), "downcall_size")
+
+
+def test_a_function_returning_its_parameter_plus_an_offset(tmp_path):
+    """`dst = __raw_xsave_addr(xsave, i)` points into *xsave (the function
+    returns `(void *)xsave + offset`); a region that runs to the end of the
+    object holds it whatever the offset."""
+    tree = _mini_tree(tmp_path, {
+        "include/t.h": "struct xregs { int h; char area[512]; };\n"
+                       "struct task { int a; struct xregs regs; };\n",
+        "kernel/t.c": "void init(void) {\n task_cache = kmem_cache_create_usercopy(\"task\", sizeof(struct task),\n"
+                      "  0, 0, offsetof(struct task, regs), sizeof(struct task) - offsetof(struct task, regs), NULL);\n}\n"
+                      "static void *xaddr(struct xregs *x, int nr)\n{\n if (!nr)\n  return NULL;\n"
+                      " return (void *)x + offsets[nr];\n}\n"
+                      "int load(struct task *t, const void __user *u, int nr, size_t n)\n{\n"
+                      " struct xregs *x = &t->regs;\n void *dst = xaddr(x, nr);\n"
+                      " return copy_from_user(dst, u, n);\n}\n"})
+    result = scan.run(tree)
+    task = _by_name(result, "task")
+    assert [(m.site.function, m.path) for m in task.inside] == [("load", "regs")]

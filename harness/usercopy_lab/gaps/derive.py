@@ -19,15 +19,19 @@ import re
 from typing import Callable
 
 from .copyfuncs import CopyFunction, by_name
-from .csource import call_pattern, chain_before
+from .csource import chain_before
 from .model import Site
 from .structs import Structs
 from .tree import Tree
 
-MAX_ROUNDS = 8
+MAX_ROUNDS = 16
 
 
-def _derived(sites: list[Site], known: set[tuple[str, str, int]]) -> list[CopyFunction]:
+def _derived(sites: list[Site], known: set[tuple[str, str, int]],
+             always_checked: set[str]) -> list[CopyFunction]:
+    """ALWAYS_CHECKED: the copy functions that check whatever their caller's
+    size (put_cmsg(), vfio_dma_rw(): not inlined); a function that passes
+    its size on to one of them checks whatever its own caller passes."""
     base = by_name()
     out = []
     for s in sites:
@@ -42,8 +46,9 @@ def _derived(sites: list[Site], known: set[tuple[str, str, int]]) -> list[CopyFu
         via = s.via or s.callee
         out.append(CopyFunction(
             s.function, s.direction, p.index, p.size_index,
-            always=p.size_index < 0 or not p.static,
-            where=f"derived: {via}({s.pointer}) in {s.file}:{s.line}", only_file=only))
+            always=p.size_index < 0 or not p.static or s.callee in always_checked,
+            where=f"derived: {via}({s.pointer}) in {s.file}:{s.line}", only_file=only,
+            arith=p.arith))
     return out
 
 
@@ -61,7 +66,7 @@ def _indirect(found: list[CopyFunction], structs: Structs,
             known.add(key)
             out.append(CopyFunction(member, f.direction, f.kptr, f.size, True,
                                     where=f"{f.where} via {struct}.{member} = {f.name}",
-                                    member_of=struct))
+                                    member_of=struct, arith=f.arith))
     return out
 
 
@@ -106,7 +111,8 @@ def derive(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str, str]],
     say = progress or (lambda _m: None)
     from . import sites as sites_mod
     known: set[tuple[str, str, int]] = set()
-    found = _derived(sites, known)
+    always = {f.name for f in by_name().values() if f.always}
+    found = _derived(sites, known, always)
     functions: list[CopyFunction] = []
     out = list(sites)
     files = tree.files()
@@ -123,15 +129,16 @@ def derive(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str, str]],
         anywhere = any(not f.only_file for f in found)
         new: list[Site] = []
         if table:
-            pat = call_pattern(table)
-            todo = [rel for rel in (files if anywhere else sorted(local))
-                    if pat.search(tree.text(rel))]
+            todo = tree.files_matching([rf"\b{n}\s*\(" for n in sorted(table)],
+                                       files if anywhere else sorted(local))
             new = sites_mod.scan(tree, structs, wrappers, table=table, files=todo)
         if members:
-            new += _indirect_sites(tree, structs, wrappers, members, files)
+            todo = tree.files_matching([rf"(->|\.)\s*{n}\s*\(" for n in sorted(members)], files)
+            new += _indirect_sites(tree, structs, wrappers, members, todo)
         say(f"gaps: derived copy functions, round {n}: {len(found)} function(s) "
             f"({len(members)} through struct members), {len(new)} call site(s)")
         out.extend(new)
-        found = _derived(new, known)
+        always |= {f.name for f in functions if f.always}
+        found = _derived(new, known, always)
     return out, functions
 

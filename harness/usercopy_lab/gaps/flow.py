@@ -43,7 +43,8 @@ def follow(tree: Tree, structs: Structs, sites: list[Site], wrappers: dict,
         owners.setdefault(name, set()).add(key.split(".", 1)[0])
     assign = re.compile(r"(?:->|\.)\s*(\w+)\s*=(?!=)")
     found: dict[str, list[tuple[str, Access]]] = {}
-    files = [f for f in tree.files() if f.endswith(".c")]
+    files = tree.files_matching([rf"(->|\.)\s*{n}\s*=[^=]" for n in sorted(names)],
+                                [f for f in tree.files() if f.endswith(".c")])
     for n, rel in enumerate(files, 1):
         if progress and n % 10000 == 0:
             progress(f"field flow: {n} of {len(files)} files")
@@ -110,12 +111,16 @@ def _fan_out(s: Site, values: list[Access]) -> list[Site]:
     may point into (ext4's i_data, ufs's i_u1.i_symlink for inode.i_link),
     and once for the allocators seen, if any."""
     out = []
+    # a pointer to a whole struct stored in a member (a queue's list_head in
+    # file.private_data) says nothing of the object it is in: only a member
+    # of one (ext2's i_data, task + 1) or its allocation does
     typed = dict.fromkeys((v.struct, v.path, v.struct_file, v.offset_known, v.alloc) for v in values
-                          if v.kind is AccessKind.TYPED)
+                          if v.kind is AccessKind.TYPED and v.path)
     for struct, path, sfile, known, alloc in typed:
         out.append(dataclasses.replace(s, access=Access(AccessKind.TYPED, struct, path, known,
                                                         alloc, struct_file=sfile)))
-    alloc = tuple(dict.fromkeys(a for v in values for a in v.alloc if not a.startswith("field:")))
+    alloc = tuple(dict.fromkeys(a for v in values if v.kind is not AccessKind.TYPED or not v.path
+                                for a in v.alloc if not a.startswith("field:")))
     if alloc:
         out.append(dataclasses.replace(
             s, access=Access(AccessKind.RAW, alloc=alloc, why=s.access.why + " (field flow)")))

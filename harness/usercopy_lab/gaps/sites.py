@@ -61,6 +61,11 @@ def _resolve(expr: str, ctx: Context, depth: int = 0) -> Access:
             if plus[1].strip() == "1" and not base.path and _is_struct_pointer(plus[0], ctx):
                 return Access(AccessKind.TYPED, base.struct, "+end", True, base.alloc)
             mem = ctx.structs.member(base.struct, base.path, ctx.src.path) if base.path else None
+            if mem is not None and not (mem.array or mem.pointers or mem.struct) and \
+                    not strip(plus[0]).startswith("&"):
+                # an integer member plus a pointer (`conn->rx_off + desc->cpu_addr`):
+                # the pointer is the other operand
+                return resolve(plus[1], ctx, depth + 1)
             known = mem is not None and mem.array
             return Access(AccessKind.TYPED, base.struct, base.path, known, base.alloc)
         return base
@@ -172,6 +177,9 @@ def _walk(struct: str, steps: str, addr: bool, ctx: Context, alloc: tuple[str, .
             cur, path, alloc = last_mem.pointer_to, [], ()
         path.append(name)
         last_mem = ctx.structs.member(cur, ".".join(path), near)
+        if last_mem is None:                   # a member-name macro (vii_immed)
+            path = ctx.structs.expand(cur, ".".join(path), near).split(".")
+            last_mem = ctx.structs.member(cur, ".".join(path), near)
         if last_mem is None:
             return Access(AccessKind.UNKNOWN, why=f"no member {'.'.join(path)} in struct {cur}")
     if not addr and last_mem is not None and last_mem.pointers and not last_mem.array:
@@ -242,14 +250,34 @@ def alloc_tag(value: str, wrappers: dict[str, tuple[str, str]]) -> str:
     return ""
 
 
+def _passed(value: str, ctx: Context) -> str:
+    """`__raw_xsave_addr(xsave, i)`, a function that returns its argument
+    (plus an offset: Structs.passes): that argument (plus an offset)."""
+    m = re.fullmatch(r"(\w+)\s*\((.*)\)", value, re.S)
+    if not m or m.group(1) not in ctx.structs.passes:
+        return value
+    index, plus = ctx.structs.passes[m.group(1)]
+    args = split_top(m.group(2), 0, len(m.group(2)))
+    if index >= len(args):
+        return value
+    arg = m.group(2)[args[index][0]:args[index][1]].strip()
+    return offset_of(arg) if plus else arg
+
+
+def offset_of(expr: str) -> str:
+    """EXPR plus an offset not known here, as an expression resolve() reads."""
+    # `(x) + off` alone would read as a cast of `+ off`
+    return f"{expr} + __offset" if _CHAIN.match(expr) else f"({expr}) + __offset"
+
+
 def _alias(var: str, ctx: Context, depth: int) -> Access | None:
     for value in _assignments(var, ctx):
-        bare = strip(value)
+        bare = _passed(strip(value), ctx)
         if re.match(r"^\w+\s*\(", bare) and not _CONTAINER.match(bare) and not _CALL_ROOT.match(bare):
             continue
         if _param_root(bare, ctx):
             return None            # a parameter's value: its callers say (_param)
-        got = resolve(value, ctx, depth + 1)
+        got = resolve(bare, ctx, depth + 1)
         if got.kind in (AccessKind.TYPED, AccessKind.STACK, AccessKind.GLOBAL):
             return got
         if got.kind is AccessKind.RAW and got.alloc:
@@ -306,7 +334,8 @@ def scan(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str, str]],
     table = table if table is not None else {n: [f] for n, f in by_name().items()}
     pat = call_pattern(table)
     out: list[Site] = []
-    files = files if files is not None else tree.files()     # .h too: static inline helpers
+    if files is None:       # .h files too: static inline helpers
+        files = tree.files_matching([r"\b(" + "|".join(sorted(table)) + r")\s*\("])
     for n, rel in enumerate(files, 1):
         if progress and n % 10000 == 0:
             progress(f"sites: {n} of {len(files)} files, {len(out)} sites")
@@ -338,7 +367,7 @@ def site_of(ctx: Context, rel: str, call, fn: CopyFunction) -> Site:
         f"({fn.where})"
     checked = fn.always or not (is_constant(size) or _constant_before(src, func, call.start, size))
     via = fn.where.split("(", 1)[0].rsplit(" ", 1)[-1] if fn.where.startswith("derived:") else ""
-    access = resolve(ptr, ctx)
+    access = resolve(offset_of(ptr) if fn.arith else ptr, ctx)
     param = None
     if access.kind is AccessKind.UNKNOWN or (access.kind is AccessKind.RAW and not access.alloc):
         param = _param(ptr, size, ctx)
@@ -369,6 +398,7 @@ def _param(ptr: str, size: str, ctx: Context) -> Param | None:
     bare = strip(ptr)
     if got is None and re.fullmatch(r"\w+", bare):
         for value in _assignments(bare, ctx):
+            value = _passed(strip(value), ctx)
             got = _param_root(value, ctx)
             if got is not None or resolve(value, ctx).kind is not AccessKind.UNKNOWN:
                 break
@@ -400,9 +430,11 @@ def _constant_before(src: Source, func: Function, pos: int, size: str) -> bool:
         if depth < 0:
             return False
     before = code[func.body:at].rstrip()
-    if not before.endswith((";", "{", "}")):
-        return False                      # `if (...) len = ...;`, `else len = ...;`
-    return not re.search(r"\belse\s*$", before)
+    if re.search(r"\b(?:else|do)\s*$", before):
+        return False                      # `else len = ...;`
+    # a declaration's initializer (`int downcall_size = sizeof(..);`): its type words
+    before = re.sub(r"[\w\s*]*$", "", before)
+    return before.endswith((";", "{", "}", ","))   # not `if (...) len = ...;`
 def _file_scope(src: Source, funcs: list[Function]) -> dict[str, Decl]:
     parts = []
     last = 0

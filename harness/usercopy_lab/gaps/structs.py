@@ -3,11 +3,13 @@ structs (by value), pointers, arrays; and where a struct sits inside
 another one (embedding, the container_of relation)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
 
 from .csource import matching, split_top
+from .expr import strip, top_plus
 from .tree import Tree
 
 # Accessors the sites go through: `static inline struct tcp_sock *tcp_sk(...)`
@@ -28,6 +30,10 @@ _OVERLAY_INLINE = re.compile(r"\bstruct\s+(\w+)\s*\*\s*(\w+)\s*\(\s*(?:const\s+)
 _INIT_HEAD = re.compile(r"\bstruct\s+(\w+)\s+(?:__\w+\s+)*\w+\s*(?:\[[^\]]*\]\s*)?"
                         r"(?:__\w+(?:\([^()]*\))?\s*)*=\s*\{")
 _DESIGNATED = re.compile(r"\.\s*(\w+)\s*=\s*&?\s*([a-z_]\w*)\s*(?=[,}])")
+# Functions that return a parameter, maybe plus an offset (x86's
+# __raw_xsave_addr(xsave, nr): `return (void *)xsave + offset;`).
+_PTR_FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:const\s+)?(?:struct\s+)?\w+\s*\*\s*(\w+)\s*"
+                       r"\(([^;{)]*)\)\s*\{", re.M)
 _DEF = re.compile(r"\b(?:struct|union)\s+(\w+)\s*(?:__\w+(?:\(\([^()]*\)\))?\s*)*\{")
 _MEMBER = re.compile(
     r"^\s*(?:(?:const|volatile|unsigned|signed|__user|__rcu|__percpu|__iomem|"
@@ -46,6 +52,8 @@ class Member:
     pointers: int
     array: bool
     base: str
+    inner: tuple["Member", ...] = ()   # a named member of an anonymous struct/union type
+    union: str = ""        # the anonymous union it is flattened from ("" if none): overlaps
 
 
 @dataclass
@@ -63,6 +71,7 @@ class Structs:
     returns: dict[str, str] = field(default_factory=dict)     # function/macro -> struct it returns
     overlays: dict[str, tuple[str, str]] = field(default_factory=dict)  # accessor -> (param, body)
     ops: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # function -> {(struct, member)}
+    passes: dict[str, tuple[int, bool]] = field(default_factory=dict)  # function -> (param, + offset)
     _parsed: dict[tuple[str, str], StructDef | None] = field(default_factory=dict)
 
     def build_index(self, progress=None) -> None:
@@ -83,6 +92,8 @@ class Structs:
                     self.overlays.setdefault(m.group(2), (m.group(3), m.group(4).strip()))
             if "= {" in text or "={" in text:
                 self._index_ops(text)
+            if "return" in text and rel.endswith(".c"):
+                self._index_passes(text)
             if "container_of" in text:
                 for m in _CONTAINER_MACRO.finditer(text):
                     self.returns.setdefault(m.group(1), m.group(2))
@@ -96,6 +107,25 @@ class Structs:
             end = matching(text, m.end() - 1, "{", "}")
             for d in _DESIGNATED.finditer(text, m.end(), end):
                 self.ops.setdefault(d.group(2), set()).add((m.group(1), d.group(1)))
+
+    def _index_passes(self, text: str) -> None:
+        """Functions whose every non-NULL return is one parameter (plus an
+        offset): a call of one points where that argument points."""
+        for m in _PTR_FUNC.finditer(text):
+            names = [re.findall(r"\w+", a)[-1] if re.findall(r"\w+", a) else ""
+                     for a in m.group(2).split(",")]
+            end = matching(text, m.end() - 1, "{", "}")
+            roots = set()
+            for r in re.findall(r"\breturn\s+([^;]+);", text[m.end():end]):
+                e = strip(r)
+                if e in ("NULL", "0") or e.startswith("ERR_PTR"):
+                    continue
+                plus = top_plus(e)
+                roots.add((strip(plus[0]) if plus else e, plus is not None))
+            if len({r for r, _ in roots}) == 1:
+                root = next(iter(roots))[0]
+                if root in names:
+                    self.passes.setdefault(m.group(1), (names.index(root), any(p for _, p in roots)))
 
     def _candidates(self, name: str, near: str) -> list[tuple[str, int]]:
         defs = self.index.get(name, [])
@@ -123,12 +153,45 @@ class Structs:
             for m in re.finditer(rf"\b(?:struct|union)\s+{re.escape(name)}\s*(?:__\w+(?:\(\([^()]*\)\))?\s*)*\{{",
                                  src.code):
                 end = matching(src.code, m.end() - 1, "{", "}")
-                found = StructDef(name, rel, parse_members(src.code[m.end():end - 1]))
+                found = StructDef(name, rel, self._named(name, rel, parse_members(src.code[m.end():end - 1])))
                 break
             if found:
                 break
         self._parsed[key] = found
         return found
+
+    def _named(self, owner: str, rel: str, members: list[Member]) -> list[Member]:
+        """A member of an anonymous struct/union type (`union {..} i_u1;`)
+        gets one of its own: OWNER::MEMBER."""
+        out = []
+        for m in members:
+            if m.inner:
+                sub = f"{owner}::{m.name}"
+                self._parsed[(sub, "")] = StructDef(sub, rel, self._named(sub, rel, list(m.inner)))
+                m = dataclasses.replace(m, struct=sub if not m.pointers else "",
+                                        pointer_to=sub if m.pointers else "", inner=())
+            out.append(m)
+        return out
+
+    def expand(self, name: str, path: str, near: str = "") -> str:
+        """PATH with the member-name macros of the struct's file expanded
+        (freevxfs: `#define vii_immed vii_org.immed`)."""
+        sd = self.get(name, near)
+        out: list[str] = []
+        parts = path.split(".") if path else []
+        while parts and sd is not None:
+            part = parts.pop(0)
+            mem = next((m for m in sd.members if m.name == part), None)
+            if mem is None:
+                body = self.tree.source(sd.file).defines.get(part, ("x", ""))
+                if not body[0] and re.fullmatch(r"\s*\w+(?:\.\w+)*\s*", body[1]) and \
+                        body[1].split(".")[0].strip() in {m.name for m in sd.members}:
+                    parts = body[1].strip().split(".") + parts
+                    continue
+                return ".".join(out + [part] + parts)
+            out.append(part)
+            sd = self.get(mem.struct, sd.file) if mem.struct else None
+        return ".".join(out + parts)
 
     def member(self, name: str, path: str, near: str = "") -> Member | None:
         """The member PATH ("a.b.c") of struct NAME, through embedded structs."""
@@ -193,7 +256,11 @@ def parse_members(body: str) -> list[Member]:
             if names and names.group(2):
                 out.append(Member(names.group(2), tag or "{anonymous}" if not names.group(1) else "",
                                   tag if names.group(1) else "", names.group(1).count("*"),
-                                  bool(names.group(3)), tag))
+                                  bool(names.group(3)), tag,
+                                  () if tag else tuple(parse_members(inner))))
+            elif a and "union" in st[:brace].split():
+                label = f"u{len(out)}"          # its members overlap one another
+                out.extend(dataclasses.replace(m, union=m.union or label) for m in parse_members(inner))
             else:
                 out.extend(parse_members(inner))
             continue
