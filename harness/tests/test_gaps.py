@@ -276,3 +276,19 @@ def test_a_function_returning_its_parameter_plus_an_offset(tmp_path):
     result = scan.run(tree)
     task = _by_name(result, "task")
     assert [(m.site.function, m.path) for m in task.inside] == [("load", "regs")]
+
+
+def test_recall_sets_apart_regions_no_checked_copy_uses(tmp_path):
+    """triage.toml's [[recall]] kind = "unused": the region is not a miss of
+    the finder; gaps.md gives both ratios."""
+    tri = tmp_path / "triage.toml"
+    tri.write_text('[[recall]]\ncache = "kmalloc-rcl-*"\nwhy = "x"\nkind = "unused"\n')
+    _cli("--tree", str(FIXTURE), "--out", str(tmp_path / "o"), "--patch", str(IB_MUTATION),
+         "--triage", str(tri), "--quiet")
+    r = json.loads((tmp_path / "o" / "gaps.json").read_text())["recall"]
+    assert (r["n"], r["m"], r["m_used"], r["unused"]) == (0, 2, 1, ["kmalloc-rcl-*"])
+    assert "0 of 1 (0.0 %) with the 1 regions no checked copy uses set apart" in \
+        (tmp_path / "o" / "gaps.md").read_text()
+    tri.write_text('[[recall]]\ncache = "x"\nwhy = "y"\nkind = "maybe"\n')
+    done = _cli("--tree", str(FIXTURE), "--out", str(tmp_path / "o2"), "--triage", str(tri))
+    assert done.returncode == 2 and "kind is missed or unused" in done.stderr

@@ -87,9 +87,11 @@ ALLOCATORS: dict[str, str] = {
         "kvmalloc_array", "kmalloc_node", "kzalloc_node", "kmemdup", "kmemdup_nul", "kstrdup",
         "kstrndup", "memdup_user", "vmemdup_user", "memdup_user_nul", "kmalloc_track_caller",
         "kvmalloc_node", "krealloc", "kvrealloc", "kmalloc_buckets", "kvmemdup", "memdup_sockptr",
-        "memdup_sockptr_nul", "strndup_user", "seq_buf_alloc")},
+        "memdup_sockptr_nul", "strndup_user")},
 }
 
+# seq_buf_alloc() and the like are found as wrappers (sites.find_wrappers):
+# their own flags say the family.
 # Which kmalloc family an allocation is in, from the words of its call
 # (flags are read as written: a flags variable is not followed).
 KMALLOC_FLAVOURS: tuple[tuple[str, str], ...] = (

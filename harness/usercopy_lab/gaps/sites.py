@@ -293,15 +293,19 @@ def find_wrappers(tree: Tree, files: list[str],
     """Functions and macros that return what a cache or pool allocator gives:
     __getname() -> ("cache", "names_cachep"), cifs_buf_get() -> ("pool", ...);
     POOLS gets each mempool_create_slab_pool()'s pool -> cache variable."""
-    pat = call_pattern([n for n, k in ALLOCATORS.items() if k in (Alloc.CACHE, Alloc.POOL)])
+    pat = call_pattern([n for n, k in ALLOCATORS.items() if k in (Alloc.CACHE, Alloc.POOL)] +
+                       [n for n, k in ALLOCATORS.items() if k == Alloc.KMALLOC])
     out: dict[str, tuple[str, str]] = {}
     for rel in files:
         text = tree.text(rel)
         if "mempool_create_slab_pool" in text:
             for pool, cache in _POOL.findall(text):
                 pools.setdefault(pool, cache)
+        # kmalloc wrappers matter when their own flags pick a family
+        # (seq_buf_alloc(): GFP_KERNEL_ACCOUNT, with the series | GFP_USERCOPY)
         if "kmem_cache_alloc" not in text and "mempool_alloc" not in text and \
-                "kmem_buckets_alloc" not in text:
+                "kmem_buckets_alloc" not in text and \
+                not any(word in text for word, _f in KMALLOC_FLAVOURS):
             continue
         src = tree.source(rel)
         for name, (params, body) in src.defines.items():
@@ -315,6 +319,10 @@ def find_wrappers(tree: Tree, files: list[str],
             if f is None or not call.args:
                 continue
             arg = re.split(r"->|\.", src.code[slice(*call.args[0])].strip())[-1]
+            if ALLOCATORS[call.name] == Alloc.KMALLOC:
+                arg = alloc_tag(src.code[call.start:call.end], {}).partition(":")[2]
+                if arg == "kmalloc":
+                    continue        # the default family: nothing a wrapper adds
             body = src.code[f.body:f.end]
             head = src.code[max(f.body, call.start - 120):call.start]
             v = re.search(r"(\w+)\s*=\s*(?:\([^()]*\)\s*)?$", head)

@@ -267,7 +267,9 @@ def parse_members(body: str) -> list[Member]:
         if "(" in st and re.search(r"\(\s*\*", st):
             continue      # a function pointer
         first, *more = st.split(",")
-        m = _MEMBER.match(first)
+        # a layout marker before the member (`randomized_struct_fields_end
+        # struct thread_struct thread;`): the member without it
+        m = _MEMBER.match(first) or _MEMBER.match(re.sub(r"^\s*[a-z_]\w*\s+(?=\S)", "", first, 1))
         if not m:
             continue
         kw, base, stars, name, arr = m.groups()
