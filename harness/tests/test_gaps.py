@@ -292,3 +292,30 @@ def test_recall_sets_apart_regions_no_checked_copy_uses(tmp_path):
     tri.write_text('[[recall]]\ncache = "x"\nwhy = "y"\nkind = "maybe"\n')
     done = _cli("--tree", str(FIXTURE), "--out", str(tmp_path / "o2"), "--triage", str(tri))
     assert done.returncode == 2 and "kind is missed or unused" in done.stderr
+
+
+def test_struct_index_reuses_unchanged_files_results(tmp_path):
+    """A full scan keeps the struct index's per-file results
+    (index-cache.pickle); the next one reads only files whose size or mtime
+    changed, and sees what changed."""
+    import shutil
+    from usercopy_lab.gaps.structs import Structs
+    tree_dir = tmp_path / "tree"
+    shutil.copytree(FIXTURE, tree_dir)
+    cache: dict = {}
+    Structs(Tree(tree_dir)).build_index(cache=cache)
+    assert "net/rds/rds.h" in cache
+    tcp = tree_dir / "net/rds/tcp.h"
+    tcp.write_text(tcp.read_text() + "\nstruct lab_new { int x; };\n")
+    read = []
+
+    class Counting(Tree):
+        def text(self, rel: str) -> str:
+            read.append(rel)
+            return super().text(rel)
+    again = Structs(Counting(tree_dir))
+    again.build_index(cache=cache)
+    assert read == ["net/rds/tcp.h"] and "lab_new" in again.index
+    out = tmp_path / "out"
+    assert _cli("--tree", str(tree_dir), "--out", str(out), "--quiet").returncode == 1
+    assert (out / "index-cache.pickle").is_file()

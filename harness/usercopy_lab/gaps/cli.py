@@ -24,6 +24,38 @@ FINDER_DIR = Path(__file__).resolve().parent
 RENDER_ONLY = frozenset({"cli.py", "report.py", "triage.py", "__init__.py"})
 
 
+INDEX_CACHE = "index-cache.pickle"
+# The modules whose code the struct index's per-file results depend on.
+INDEX_MODULES = ("structs.py", "expr.py", "csource.py")
+
+
+def _index_key() -> str:
+    h = hashlib.sha256()
+    for name in INDEX_MODULES:
+        h.update((FINDER_DIR / name).read_bytes())
+    return h.hexdigest()
+
+
+def _load_index_cache(out: Path) -> dict:
+    """OUT's per-file struct index results of the last full scan (a file
+    whose size and mtime did not change is not read for the index again),
+    or an empty one when the index code changed or there is none."""
+    try:
+        with open(out / INDEX_CACHE, "rb") as f:
+            data = pickle.load(f)
+        if isinstance(data, dict) and data.get("key") == _index_key():
+            return data
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+        pass
+    return {"key": _index_key(), "files": {}}
+
+
+def _save(path: Path, obj) -> None:
+    with open(path.with_suffix(".tmp"), "wb") as f:
+        pickle.dump(obj, f)
+    os.replace(path.with_suffix(".tmp"), path)
+
+
 def stamp(tree: Tree, patches: list[Path]) -> str:
     """What the result depends on: the finder's code, every file of the tree
     (name, size, mtime) and the patches."""
@@ -107,11 +139,11 @@ def run(args: argparse.Namespace) -> int:
             result = _from_base(args, tree, overlay, say)
         if result is None:
             t0 = time.monotonic()
-            result = scan_mod.run(tree, say)
+            index_cache = _load_index_cache(out)
+            result = scan_mod.run(tree, say, index_cache["files"])
+            _save(out / INDEX_CACHE, index_cache)
             result.tree._sources.clear()
-            with open(cached.with_suffix(".tmp"), "wb") as f:
-                pickle.dump(result, f)
-            os.replace(cached.with_suffix(".tmp"), cached)
+            _save(cached, result)
             (out / "stamp").write_text(key + "\n")
             if say:
                 say(f"gaps: scanned in {time.monotonic() - t0:.0f} s")

@@ -29,13 +29,16 @@ class Scan:
     derived: list[CopyFunction] | None = None   # copy functions the tree makes (derive.py)
 
 
-def run(tree: Tree, progress: Callable[[str], None] | None = None) -> Scan:
+def run(tree: Tree, progress: Callable[[str], None] | None = None,
+        index_cache: dict | None = None) -> Scan:
+    """INDEX_CACHE: the struct index's per-file results of an earlier run
+    (Structs.build_index), updated in place."""
     say = progress or (lambda _m: None)
     t = {}
     t0 = time.monotonic()
     structs = Structs(tree)
     say(f"gaps: indexing struct definitions in {len(tree.files())} files")
-    structs.build_index(say)
+    structs.build_index(say, index_cache)
     t["structs"] = time.monotonic() - t0
     say("gaps: finding slab caches")
     cs = caches_mod.scan(tree, structs, say)

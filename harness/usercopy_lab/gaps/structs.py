@@ -74,58 +74,33 @@ class Structs:
     passes: dict[str, tuple[int, bool]] = field(default_factory=dict)  # function -> (param, + offset)
     _parsed: dict[tuple[str, str], StructDef | None] = field(default_factory=dict)
 
-    def build_index(self, progress=None) -> None:
+    def build_index(self, progress=None, cache: dict | None = None) -> None:
+        """Index every file of the tree.  CACHE (rel -> ((size, mtime_ns),
+        FileFacts)) holds what an earlier run found per file: a file whose
+        size and mtime are the same is not read again; CACHE is updated."""
         files = self.tree.files()
         for n, rel in enumerate(files, 1):
-            text = self.tree.text(rel)
-            if "{" not in text:
-                continue
-            for m in _DEF.finditer(text):
-                self.index.setdefault(m.group(1), []).append((rel, m.start()))
-            if "*" in text:
-                for m in _RETURNS.finditer(text):
-                    self.returns.setdefault(m.group(2), m.group(1))
-            if "(struct" in text or "( struct" in text:
-                for m in _OVERLAY_MACRO.finditer(text):
-                    self.overlays.setdefault(m.group(1), (m.group(2), " ".join(m.group(3).replace("\\\n", " ").split())))
-                for m in _OVERLAY_INLINE.finditer(text):
-                    self.overlays.setdefault(m.group(2), (m.group(3), m.group(4).strip()))
-            if "= {" in text or "={" in text:
-                self._index_ops(text)
-            if "return" in text and rel.endswith(".c"):
-                self._index_passes(text)
-            if "container_of" in text:
-                for m in _CONTAINER_MACRO.finditer(text):
-                    self.returns.setdefault(m.group(1), m.group(2))
+            st = self.tree.path(rel).stat()
+            key = (st.st_size, st.st_mtime_ns)
+            hit = cache.get(rel) if cache is not None else None
+            if hit is not None and hit[0] == key:
+                facts = hit[1]
+            else:
+                facts = file_facts(rel, self.tree.text(rel))
+                if cache is not None:
+                    cache[rel] = (key, facts)
+            for name, pos in facts.defs:
+                self.index.setdefault(name, []).append((rel, pos))
+            for name, struct in facts.returns:
+                self.returns.setdefault(name, struct)
+            for name, param, body in facts.overlays:
+                self.overlays.setdefault(name, (param, body))
+            for func, struct, member in facts.ops:
+                self.ops.setdefault(func, set()).add((struct, member))
+            for func, index, plus in facts.passes:
+                self.passes.setdefault(func, (index, plus))
             if progress and n % 5000 == 0:
                 progress(f"structs: {n} of {len(files)} files")
-
-    def _index_ops(self, text: str) -> None:
-        """Which struct member each function is stored in by an initializer
-        (the function an indirect call `ops->dma_rw(...)` may be)."""
-        for m in _INIT_HEAD.finditer(text):
-            end = matching(text, m.end() - 1, "{", "}")
-            for d in _DESIGNATED.finditer(text, m.end(), end):
-                self.ops.setdefault(d.group(2), set()).add((m.group(1), d.group(1)))
-
-    def _index_passes(self, text: str) -> None:
-        """Functions whose every non-NULL return is one parameter (plus an
-        offset): a call of one points where that argument points."""
-        for m in _PTR_FUNC.finditer(text):
-            names = [re.findall(r"\w+", a)[-1] if re.findall(r"\w+", a) else ""
-                     for a in m.group(2).split(",")]
-            end = matching(text, m.end() - 1, "{", "}")
-            roots = set()
-            for r in re.findall(r"\breturn\s+([^;]+);", text[m.end():end]):
-                e = strip(r)
-                if e in ("NULL", "0") or e.startswith("ERR_PTR"):
-                    continue
-                plus = top_plus(e)
-                roots.add((strip(plus[0]) if plus else e, plus is not None))
-            if len({r for r, _ in roots}) == 1:
-                root = next(iter(roots))[0]
-                if root in names:
-                    self.passes.setdefault(m.group(1), (names.index(root), any(p for _, p in roots)))
 
     def _candidates(self, name: str, near: str) -> list[tuple[str, int]]:
         defs = self.index.get(name, [])
@@ -230,6 +205,67 @@ class Structs:
                 for s, i, p in self.embeddings(m.struct, sd.file, depth + 1):
                     out.append((s, i, m.name + ("." + p if p else "")))
         return out
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What one file gives the index (Structs.build_index), in file order."""
+    defs: tuple[tuple[str, int], ...] = ()               # struct/union NAME {: (name, offset)
+    returns: tuple[tuple[str, str], ...] = ()            # accessor -> struct it returns
+    overlays: tuple[tuple[str, str, str], ...] = ()      # accessor, param, body
+    ops: tuple[tuple[str, str, str], ...] = ()           # function, struct, member
+    passes: tuple[tuple[str, int, bool], ...] = ()       # function, param, + offset
+
+
+def file_facts(rel: str, text: str) -> FileFacts:
+    if "{" not in text:
+        return FileFacts()
+    defs = tuple((m.group(1), m.start()) for m in _DEF.finditer(text))
+    returns = []
+    if "*" in text:
+        returns += [(m.group(2), m.group(1)) for m in _RETURNS.finditer(text)]
+    overlays = []
+    if "(struct" in text or "( struct" in text:
+        overlays += [(m.group(1), m.group(2), " ".join(m.group(3).replace("\\\n", " ").split()))
+                     for m in _OVERLAY_MACRO.finditer(text)]
+        overlays += [(m.group(2), m.group(3), m.group(4).strip()) for m in _OVERLAY_INLINE.finditer(text)]
+    ops = _ops(text) if "= {" in text or "={" in text else []
+    passes = _passes(text) if "return" in text and rel.endswith(".c") else []
+    if "container_of" in text:
+        returns += [(m.group(1), m.group(2)) for m in _CONTAINER_MACRO.finditer(text)]
+    return FileFacts(defs, tuple(returns), tuple(overlays), tuple(ops), tuple(passes))
+
+
+def _ops(text: str) -> list[tuple[str, str, str]]:
+    """Which struct member each function is stored in by an initializer
+    (the function an indirect call `ops->dma_rw(...)` may be)."""
+    out = []
+    for m in _INIT_HEAD.finditer(text):
+        end = matching(text, m.end() - 1, "{", "}")
+        out += [(d.group(2), m.group(1), d.group(1)) for d in _DESIGNATED.finditer(text, m.end(), end)]
+    return out
+
+
+def _passes(text: str) -> list[tuple[str, int, bool]]:
+    """Functions whose every non-NULL return is one parameter (plus an
+    offset): a call of one points where that argument points."""
+    out = []
+    for m in _PTR_FUNC.finditer(text):
+        names = [re.findall(r"\w+", a)[-1] if re.findall(r"\w+", a) else ""
+                 for a in m.group(2).split(",")]
+        end = matching(text, m.end() - 1, "{", "}")
+        roots = set()
+        for r in re.findall(r"\breturn\s+([^;]+);", text[m.end():end]):
+            e = strip(r)
+            if e in ("NULL", "0") or e.startswith("ERR_PTR"):
+                continue
+            plus = top_plus(e)
+            roots.add((strip(plus[0]) if plus else e, plus is not None))
+        if len({r for r, _ in roots}) == 1:
+            root = next(iter(roots))[0]
+            if root in names:
+                out.append((m.group(1), names.index(root), any(p for _, p in roots)))
+    return out
 
 
 def _statements(body: str) -> list[str]:
