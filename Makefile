@@ -60,7 +60,7 @@ help:
 	@echo "make kernels         build the kernels make and make test boot ($(KERNEL_VARIANTS))"
 	@echo "make initramfs       build the guest userland ($(INITRAMFS))"
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
-	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest)"
+	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest), the seed triggers loading theirs"
 	@echo "make suite-nosplit-kconfig  the nosplit triggers on a kernel built without the split"
 	@echo "make suite-minimal   the default triggers on the kernel of lab.config alone"
 	@echo "make suite-kasan     the default triggers and checks on the seeds kernel under KASAN"
@@ -176,6 +176,9 @@ endif
 
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
 	$(call x86_kernel_build,$*)
+# Made through a pattern (modules.cpio's prerequisite) a kernel image is
+# an intermediate file that make would delete after its first use.
+.PRECIOUS: $(BUILD)/kernel-%/arch/x86/boot/bzImage
 
 # A kernel's modules as a newc archive that follows the shared initramfs in
 # a modules suite's guests (suites.toml modules = true): LKDTM's module.
@@ -183,7 +186,19 @@ MODULES_KO := drivers/misc/lkdtm/lkdtm.ko
 $(BUILD)/kernel-%/modules.cpio: $(BUILD)/kernel-%/arch/x86/boot/bzImage $(GEN_CPIO)
 	@scripts/modules-cpio.sh $(GEN_CPIO) $(BUILD)/kernel-$* $@ $(MODULES_KO)
 
-modules-cpio: $(BUILD)/kernel-$(KERNEL)/modules.cpio
+# MODULE_SET=lkdtm (the default) or installed: the archive of that name below.
+MODULE_SET ?= lkdtm
+modules-cpio: $(BUILD)/kernel-$(KERNEL)/$(if $(filter installed,$(MODULE_SET)),modules-installed.cpio,modules.cpio)
+
+# Every module of the kernel installed as a distribution installs them
+# (suites.toml modules = "installed"): lib/modules/RELEASE with modules.dep
+# from `make modules_install` (stripped; depmod runs there), busybox as
+# /sbin/modprobe, LKDTM insmodded by init as above.
+$(BUILD)/kernel-%/modules-installed.cpio: $(BUILD)/kernel-%/arch/x86/boot/bzImage $(GEN_CPIO)
+	@rm -rf $(BUILD)/kernel-$*/modules-root
+	@$(TREE_READ) $(MAKE) --no-print-directory -s -C $(TREE) O=$(BUILD_ABS)/kernel-$* \
+		INSTALL_MOD_PATH=$(BUILD_ABS)/kernel-$*/modules-root INSTALL_MOD_STRIP=1 modules_install
+	@scripts/modules-cpio.sh --root $(BUILD)/kernel-$*/modules-root $(GEN_CPIO) $(BUILD)/kernel-$* $@ $(MODULES_KO)
 
 # Kernels for other architectures (docs/arches.md): build/kernel-ARCH/ from
 # lab.config + kernel-config/arch-ARCH.config, merged onto `make ARCH=...
@@ -310,11 +325,13 @@ suite-arch:
 		--suite $(ARCH)
 
 # LKDTM as a module (suites.toml [module]): the module kernel, its modules
-# archive, then every default trigger with lkdtm.ko insmodded by init.  Not
-# part of `make test`: one more cold kernel (MODULES=y is a global change).
-suite-module: $(BUILD)/kernel-module/modules.cpio initramfs
+# archive, then every default trigger with lkdtm.ko insmodded by init and
+# the seed subsystems' modules absent; then [module-seeds], the seed
+# triggers with every module installed and a modprobe for request_module().
+# Not part of `make test`: one more cold kernel (MODULES=y is a global change).
+suite-module: $(BUILD)/kernel-module/modules.cpio $(BUILD)/kernel-module/modules-installed.cpio initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite module
+		--suite module --suite module-seeds
 
 # The default suite's triggers and checks on the seeds kernel under generic
 # KASAN (suites.toml [kasan]): no console may hold a KASAN report.  Not part
@@ -373,14 +390,17 @@ syzkaller-corpus:
 # load 2-3).  UNIT_DEPS: every module the tests import, through the package
 # that installs it (harness/tests/test_unit_deps.py checks the list against
 # the sources): lava-common's schema (python3-voluptuous) checks the LAVA
-# jobs, python3-junitparser reads the JUnit file.
+# jobs, python3-junitparser reads the JUnit file; python3-jinja2 and
+# python3-matplotlib make the results, hunt and bench pages (chromium, which
+# the page's browser test needs, comes with `deps`, as in make test).
 UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml \
 	python3-pyelftools python3-pytest-xdist lava-common python3-voluptuous \
-	python3-junitparser
+	python3-junitparser python3-jinja2 python3-matplotlib
 unit-test:
 	@scripts/install-deps.sh --only $(UNIT_DEPS)
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q -n $(JOBS) harness/tests
 	scripts/lkdtm-patch.sh --check
+	LKDTM_PATCH=$(SERIES_612)/$(LKDTM_612) scripts/lkdtm-patch.sh --check
 
 # Hostile inputs (harness/tests/hostile_inputs.toml, hostile_inputs.d/): each
 # case runs the CLI as a subprocess in a throw-away lab (fake QEMU, nothing
@@ -552,6 +572,9 @@ HUNT_SMOKE_INITRAMFS := $(BUILD)/initramfs-hunt-smoke.cpio
 HUNT_SELFTESTS := $(BUILD)/hunt-selftests
 HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
 HUNT := $(PYTHON) -m usercopy_lab.hunt.runner
+# RUN/hunt/index.html from RUN/hunt/findings.json (output/hunt_page.py), also
+# after a hunt that exits 1 (an untriaged finding); the hunt's status stands.
+HUNT_PAGE = ; status=$$?; $(PYTHON) -m usercopy_lab.output.hunt_page $(1) && exit $$status
 
 .PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke
 
@@ -566,7 +589,8 @@ hunt: initramfs-hunt
 	+$(MAKE) kernel KERNEL=$(HUNT_KERNEL)
 	$(HUNT) run --minutes $(HUNT_MINUTES) -j $(HUNT_JOBS) --kernel $(HUNT_KERNEL) \
 		--build-dir $(BUILD) --initramfs $(HUNT_INITRAMFS) --results $(RESULTS) \
-		$(if $(HUNT_SEED),--seed $(HUNT_SEED)) $(foreach w,$(HUNT_WORKLOADS),--workload $(w))
+		$(if $(HUNT_SEED),--seed $(HUNT_SEED)) $(foreach w,$(HUNT_WORKLOADS),--workload $(w)) \
+		$(call HUNT_PAGE,$(RESULTS)/latest)
 
 # Boots the recorded guests again: RUN=results/<run> FINDING=U-... or GUEST=g001-...
 hunt-replay:
@@ -579,7 +603,7 @@ hunt-replay:
 # expected-oops/hunt/classifications.toml): RUN=results/<run>
 hunt-harvest:
 	@[ -n "$(RUN)" ] || { echo "usage: make hunt-harvest RUN=results/<run>"; exit 2; }
-	$(HUNT) harvest $(RUN)
+	$(HUNT) harvest $(RUN) $(call HUNT_PAGE,$(RUN))
 
 # Part of `make test`: the pipeline on the seeds kernel (which make test
 # builds anyway; variant-seeds.config has the coverage probe's options):
@@ -595,7 +619,8 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	@scripts/probe-offsets.sh $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL) >/dev/null
 	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 1 -j 2 --guest-seconds 12 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
-		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke
+		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke \
+		$(call HUNT_PAGE,$(RESULTS)/hunt-smoke/latest)
 
 include mk/gaps.mk
 include mk/line-6.12.mk

@@ -13,7 +13,9 @@
      to one patch (re-extract + re-apply + kbuild with ccache).
 
 Everything printed is also written to RESULTS/bench-<time>/bench.txt,
-beside the runs' own results and consoles.  Exit status 1 when a target is
+beside the runs' own results and consoles, and drawn in its index.html
+(harness/usercopy_lab/output/bench_page.py: time per guest, overhead per
+syscall).  Exit status 1 when a target is
 missed or a verdict differs between modes.
 """
 from __future__ import annotations
@@ -36,6 +38,8 @@ import bench_triage  # noqa: E402
 import bench_warm  # noqa: E402
 
 sys.path.insert(0, str(REPO / "harness"))
+from usercopy_lab.output.bench_page import write_bench_page  # noqa: E402
+from usercopy_lab.output.page_model import PageError  # noqa: E402
 from usercopy_lab.run.run_loop import default_jobs  # noqa: E402
 
 
@@ -116,6 +120,11 @@ def main() -> int:
             rebuild(args.build_dir, log)
     write_current(args.current, (out / "bench.txt").read_text(), ok)
     print(f"bench: written to {out / 'bench.txt'} and {args.current}")
+    try:
+        print(f"bench: page {write_bench_page(out)}")
+    except (PageError, OSError) as exc:
+        print(f"bench: no page: {exc}", file=sys.stderr)
+        ok = False
     return 0 if ok else 1
 
 

@@ -24,6 +24,7 @@ counts instructions, not cache or branch effects.
 """
 from __future__ import annotations
 
+import json
 import re
 import statistics
 import sys
@@ -82,6 +83,10 @@ def run_all(build_dir: Path, initramfs: Path, out: Path, reps: int, log: TextIO)
             path = out / "overhead" / f"{config}-{rep + 1}.log"
             samples[config].append(boot_once(build_dir, initramfs, config, path))
             print(f"bench: overhead {config} run {rep + 1}/{reps} done", flush=True)
+    # The samples as data, for the bench page (output/bench_page.py).
+    (out / "overhead" / "samples.json").write_text(json.dumps(
+        {"unit": "guest instructions per call (-icount shift=0)", "reps": reps,
+         "samples": samples}, indent=1) + "\n")
     cases = list(samples["on"][0])
     print(f"\n== in-guest overhead (guest instructions per call under -icount shift=0, "
           f"median of {reps}; ratio median (min..max) over {reps} adjacent pairs) ==",

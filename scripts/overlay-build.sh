@@ -23,8 +23,9 @@
 #
 # --reverse PATCH takes a patch the tree carries out first (a fix built on
 # the pristine tree from a build of the tree with the lab's LKDTM tests:
-# scripts/series-6.12.sh export).  The kbuild output, warnings included, is
-# also kept in TO/.lab-overlay.log.
+# scripts/series-6.12.sh export).  The kbuild output, every compiled object
+# and every warning, is kept in TO/.lab-overlay.log (the terminal gets it
+# without kbuild's progress lines).
 #
 # Exit status: 0 built or up to date; 1 the build failed; 2 a setup problem.
 set -euo pipefail
@@ -92,8 +93,11 @@ if ! patch -d "$tree" -p1 --batch --quiet < "$work/all.patch"; then
 fi
 trap 'revert; rm -rf "$work"' EXIT
 rc=0
-make -s -C "$tree" O="$(realpath "$to")" CC="ccache gcc" -j"${JOBS:-$(nproc)}" olddefconfig bzImage \
-	2>&1 | tee "$work/kbuild.log" || rc=1
+# Not -s: the log names every object kbuild compiled (the callers check
+# that the patched files are among them), and holds every warning.
+make -C "$tree" O="$(realpath "$to")" CC="ccache gcc" -j"${JOBS:-$(nproc)}" olddefconfig bzImage \
+	2>&1 | tee "$work/kbuild.log" | grep -Ev '^  [A-Z]+ +|^make(\[[0-9]+\])?: ' || rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] || rc=1
 cp "$work/kbuild.log" "$to/.lab-overlay.log"
 trap 'rm -rf "$work"' EXIT
 revert

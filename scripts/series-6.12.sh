@@ -23,7 +23,8 @@
 #   --reverse), and its kbuild output must hold no warning.
 #
 # The stock 6.12 tree (BUILD/linux-source-6.12, prepared) must exist;
-# export needs its build (build/kernel-612stock).  Exit status 0 all good,
+# export needs its build (build/kernel-612stock).  COMPILE=0: check without
+# the compile step; BUILDS=0: export without building the fixes.  Exit status 0 all good,
 # 1 a check failed, 2 a setup problem.
 set -euo pipefail
 
@@ -66,17 +67,26 @@ git_=(git -c user.name=usercopy-lab -c user.email=usercopy-lab@example.org
 # touched PATCH...: the files the patches change or create.
 touched() { sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$@" | sort -u; }
 
+# patch_notes PATCH: the text of its "Notes:" section (below the first
+# "---"), unindented; nothing if it has none.
+patch_notes() {
+	awk '!cut && /^---$/ { cut = 1; next }
+		cut == 1 && /^Notes:$/ { cut = 2; next }
+		cut == 2 && /^ [^ ]/ { exit }
+		cut == 2 { sub(/^    /, ""); print }' "$1" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+}
+
 # small_repo DIR: a git repository of the pristine versions of every file
 # the series touches (new files absent), committed as "base".
 small_repo() {
 	local dir=$1 top f
 	rm -rf "$dir" "$dir.x"
 	mkdir -p "$dir" "$dir.x"
-	top=$(tar -tf "$tarball" | head -n 1 | cut -d/ -f1)
-	mapfile -t files < <(cd "$sdir" && touched "${series[@]}")
-	for f in "${files[@]}"; do
-		tar -C "$dir.x" -xf "$tarball" "$top/$f" 2>/dev/null || true
-	done
+	top=$( (tar -tf "$tarball" 2>/dev/null || true) | head -n 1 | cut -d/ -f1)
+	# One pass over the tarball; the files the series creates are not in
+	# it (tar names them and exits 2 after extracting the others).
+	mapfile -t files < <(cd "$sdir" && touched "${series[@]}" | sed "s|^|$top/|")
+	tar -C "$dir.x" -xf "$tarball" "${files[@]}" 2>/dev/null || true
 	(cd "$dir.x/$top" && tar -cf - .) | tar -C "$dir" -xf -
 	rm -rf "$dir.x"
 	"${git_[@]}" -C "$dir" init -q
@@ -100,6 +110,11 @@ if [ "$mode" = check ]; then
 			{ "${git_[@]}" -C "$work/am" am --abort 2>/dev/null || true; bad "$p does not git am"; break; }
 		echo "  $p: applies"
 	done
+	if [ "${COMPILE:-1}" = 0 ]; then
+		echo "series-6.12: COMPILE=0: the prefixes are not compiled"
+		[ $fail = 0 ] && echo "series-6.12: check OK without compiling (${#series[@]} patches)"
+		exit $fail
+	fi
 	echo "series-6.12: every prefix compiles what it changes"
 	extract_tree "$tarball" "$work/tree" || die "cannot extract $tarball"
 	"$here/kernel-config.sh" "$work/tree" "$work/o" "${frags[@]}" >/dev/null
@@ -128,7 +143,8 @@ if [ "$mode" = check ]; then
 fi
 
 [ "$mode" = export ] || die "usage: $0 check|export TARBALL SERIES_DIR WORK FRAGMENT..."
-[ -f "$build/kernel-612stock/vmlinux" ] || die "build the stock 6.12 kernel first (make kernels-6.12)"
+[ "${BUILDS:-1}" = 0 ] || [ -f "$build/kernel-612stock/vmlinux" ] ||
+	die "build the stock 6.12 kernel first (make kernels-6.12)"
 out=$work/out
 rm -rf "$out"
 small_repo "$work/am"
@@ -140,6 +156,10 @@ for p in "${fixes[@]}"; do
 	"${git_[@]}" -C "$work/am" checkout -q -B "fix-$num" "$base"
 	"${git_[@]}" -C "$work/am" am -q --whitespace=nowarn "$sdir/$p" ||
 		{ "${git_[@]}" -C "$work/am" am --abort 2>/dev/null || true; bad "$p does not git am alone"; continue; }
+	# The patch's notes (why Cc: stable or not, checkpatch's remarks, credit)
+	# go below the --- of the mail, as in the series file: git am drops them.
+	notes=$(patch_notes "$sdir/$p")
+	[ -z "$notes" ] || "${git_[@]}" -C "$work/am" notes add -m "$notes"
 	prefix=PATCH
 	touched "$sdir/$p" | grep -qv '^net/' || prefix="PATCH net"
 	args=()
@@ -154,11 +174,19 @@ for p in "${fixes[@]}"; do
 	"${git_[@]}" -C "$work/am" format-patch -q -1 --zero-commit --notes --no-signature \
 		--subject-prefix="$prefix" "${args[@]}" -o "$fout" >/dev/null
 	echo "series-6.12: $p: [$prefix], applies alone; $(ls "$fout")"
+	[ "${BUILDS:-1}" != 0 ] || { echo "  BUILDS=0: not built"; continue; }
 	echo "series-6.12: $p: building it alone on the pristine tree"
 	if JOBS=${JOBS:-2} "$here/overlay-build.sh" \
 		$(for s in "${patches[@]}"; do printf -- '--reverse %s ' "$sdir/stock/$s"; done) \
 		"$tree" "$build/kernel-612stock" "$work/kernel-fix-$num" "$sdir/$p" >"$fout/build.log" 2>&1; then
-		no_warnings "$work/kernel-fix-$num/.lab-overlay.log" "$p: builds alone (bzImage)"
+		klog=$work/kernel-fix-$num/.lab-overlay.log
+		no_warnings "$klog" "$p: builds alone (bzImage)"
+		# The log must show the patched files compiled, or the count
+		# above says nothing about them.
+		for f in $(touched "$sdir/$p" | sed -n 's|\.c$|.o|p'); do
+			if grep -qE "^  CC +$f\$" "$klog"; then echo "  compiled: $f"
+			else bad "$p: $f is not in the build log ($klog)"; fi
+		done
 	else
 		bad "$p: does not build alone ($fout/build.log)"
 	fi

@@ -62,6 +62,8 @@ def change(old: SlabCache | None, new: SlabCache | None) -> str:
             old.usersize <= 0 and new.usersize <= 0):
         what.append(f"merged differently ({old.reported or old.sysfs} -> "
                     f"{new.reported or new.sysfs})")
+    if not what and old.usersize > 0 and (old.useroffset < 0 or new.useroffset < 0):
+        return "same size"       # the offset is not known on one line
     return ", ".join(what) or "same"
 
 
@@ -84,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# Usercopy regions, {args.old_name} against {args.new_name}")
     print()
     print("Written by `make whitelists-6.12` (scripts/whitelist-table.py) from the")
-    print("consoles of initramfs-src/audit-slab-caches booted on each line:")
-    print(f"{args.old.name} of the {args.old_name} kernel, {args.new.name} of the "
+    print("consoles of initramfs-src/audit-slab-caches booted on each line: the")
+    print(f"{args.old_name} seeds kernel with the lab's 6.1 series (patches/), the stock "
           f"{args.new_name} kernel (docs/line-6.12.md).  Do not edit by hand.")
     print("A region is offset+size within an object of the given size; '?' where")
     print("the kernel's sysfs has no useroffset file (stock 6.12: only usersize;")

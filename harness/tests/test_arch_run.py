@@ -172,7 +172,7 @@ def test_a_missing_arch_kernel_names_its_image(lab, capsys):
 def test_a_modules_suite_boots_the_userland_followed_by_its_kernels_modules(lab, boot):
     kdir = lab / "build" / "kernel-default"
     (kdir / "modules.cpio").write_bytes(b"lkdtm.ko archive\n")
-    toml = suites_toml(lab, suite_block("module", "default", "modules = true"))
+    toml = suites_toml(lab, suite_block("module", "default", 'modules = "lkdtm"'))
     rc, res = run(lab, *toml, "--suite", "module", "--boot", boot, "--accel", "tcg", "-j", "1")
     assert rc == 0, [t["diffs"] for t in res["triggers"]]
     initrds = {opt(argv, "-initrd") for argv in started(lab)}
@@ -191,19 +191,38 @@ def test_a_modules_suite_boots_the_userland_followed_by_its_kernels_modules(lab,
 
 
 def test_a_modules_suite_without_its_modules_archive_names_the_target(lab, capsys):
-    toml = suites_toml(lab, suite_block("module", "default", "modules = true"))
+    toml = suites_toml(lab, suite_block("module", "default", 'modules = "lkdtm"'))
     rc, _ = run(lab, *toml, "--suite", "module", "--accel", "tcg")
     assert rc == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("kernel-default/modules.cpio missing (make modules-cpio KERNEL=default)")
+    assert err.endswith("kernel-default/modules.cpio missing "
+                        "(make modules-cpio KERNEL=default MODULE_SET=lkdtm)")
     assert not started(lab)
+
+
+def test_an_installed_modules_suite_boots_that_archive_and_names_its_target(lab, capsys):
+    toml = suites_toml(lab, suite_block("module-seeds", "default", 'modules = "installed"'))
+    kdir = lab / "build" / "kernel-default"
+    (kdir / "modules.cpio").write_bytes(b"lkdtm.ko archive\n")
+    rc, _ = run(lab, *toml, "--suite", "module-seeds", "--accel", "tcg")
+    assert rc == 2                         # LKDTM's archive alone is not enough
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("kernel-default/modules-installed.cpio missing "
+                        "(make modules-cpio KERNEL=default MODULE_SET=installed)")
+    assert not started(lab)
+    (kdir / "modules-installed.cpio").write_bytes(b"every module and a modprobe\n")
+    rc, res = run(lab, *toml, "--suite", "module-seeds", "--accel", "tcg", "-j", "1")
+    assert rc == 0, [t["diffs"] for t in res["triggers"]]
+    initrds = {Path(opt(argv, "-initrd")).read_bytes() for argv in started(lab)}
+    assert initrds == {b"x86_64 userland\nevery module and a modprobe\n"}
 
 
 @pytest.mark.parametrize("line,problem", [
     ('arch = "riscv64"', "arch: must be"),
     ('arch = 64', "arch: must be"),
     ('on_demand = "yes"', "on_demand: must be true or false"),
-    ('modules = 1', "modules: must be true or false"),
+    ('modules = 1', 'modules: must be "lkdtm" or "installed"'),
+    ('modules = true', 'modules: must be "lkdtm" or "installed"'),
 ])
 def test_bad_arch_keys_stop_the_run_naming_the_line(tmp_path, line, problem):
     path = tmp_path / "suites.toml"

@@ -25,6 +25,7 @@ from usercopy_lab.output.lava_checks import (COMPLETE, INCOMPLETE, OPENER, ere_t
                                              verdict)
 from usercopy_lab.output.lava_jobs import Job, suite_jobs
 from usercopy_lab.output.lava_replay import replay
+from usercopy_lab.capture.console_capture import TRAILER
 from usercopy_lab.capture.qemu_boot import NATIVE
 from usercopy_lab.run.suite import load_suites
 from usercopy_lab.run.trigger_run import check_golden_name, evaluate_check_log, evaluate_log
@@ -42,7 +43,13 @@ def jobs(suite: str) -> dict[str, Job]:
 
 
 def text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+    """The console as LAVA's serial reader would get it.  A snapshot-mode
+    capture stops at the END marker, before its line end, and the harness
+    appends its trailer line there ("... signal=11# usercopy-lab: capture
+    ended: ..."; console_scan._TrailerOwnLine); LAVA never sees that
+    trailer, and the marker's line end follows on its serial line."""
+    console = path.read_bytes().decode("utf-8", errors="replace")
+    return re.sub(rf"(?<!\n)({re.escape(TRAILER)})", r"\n\1", console)
 
 
 @lru_cache(maxsize=None)

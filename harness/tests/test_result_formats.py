@@ -22,6 +22,7 @@ import pytest
 from usercopy_lab.cli import main
 from usercopy_lab.output.format_check import (check_junit, check_kunit, check_run, load_expected,
                                               run_kunit_parse)
+from usercopy_lab.output.html_page import write_page
 from usercopy_lab.output.result_formats import (JUNIT_FILE, KTAP_FILE, KUNIT_STATUS, ktap_text,
                                                 read_junit_verdicts, write_formats)
 from usercopy_lab.output.results_report import ResultsJson, write_json
@@ -60,6 +61,7 @@ def run_dir(tmp_path_factory) -> Path:
     results = real_results()
     write_json(results, out / "results.json", META)
     write_formats(results, META, out)
+    write_page(out)                 # the run's index.html, which check_run checks too
     return out
 
 

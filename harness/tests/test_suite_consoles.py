@@ -57,7 +57,7 @@ def test_window_cross_check_catches_a_shifted_window(tmp_path):
     assert any(d.startswith("cross-check offset/size") for d in result.diffs)
 
 
-@pytest.mark.parametrize("suite", ["default", "slab"])
+@pytest.mark.parametrize("suite", ["default", "slab", "kasan"])
 def test_usersized_cache_check_passes_on_its_console(suite):
     result = evaluate_check_log(suite, "check-usersized-caches",
                                 CONSOLES / suite / "check-usersized-caches.log")
@@ -89,3 +89,15 @@ def test_objcg_check_passes_on_the_fixed_kernel():
     result = evaluate_check_log("memcg", "check-objcg-caches",
                                 CONSOLES / "memcg" / "check-objcg-caches.log")
     assert result.verdict == "PASS", result.diffs
+
+
+@pytest.mark.parametrize("trigger", ["USERCOPY_WHITELIST_CIFS_REQUEST_TO",
+                                     "USERCOPY_WHITELIST_RDS_IB_FROM"])
+def test_module_suites_goldens_tell_an_absent_module_from_a_loaded_one(trigger):
+    # A seed module absent (module/) must not pass for a loaded one
+    # (module-seeds/), nor for a kernel without the subsystem (default).
+    absent, loaded = SUITES["module"].golden(), SUITES["module-seeds"].golden()
+    without = SUITES["minimal"].golden()
+    for golden, suite in ((absent, "module-seeds"), (loaded, "module"), (without, "module")):
+        log = CONSOLES / suite / f"{trigger}.log"
+        assert evaluate_log(suite, trigger, log, golden[trigger], "").verdict == "FAIL"

@@ -36,6 +36,8 @@ DEBIAN = {
     "lava_common": "lava-common",
     "voluptuous": "python3-voluptuous",
     "junitparser": "python3-junitparser",
+    "jinja2": "python3-jinja2",
+    "matplotlib": "python3-matplotlib",
 }
 
 

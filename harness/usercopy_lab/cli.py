@@ -24,7 +24,8 @@ from .judge import triage
 from .judge.golden import load_layered
 from .judge.verdict import FAILING, SKIP
 from .model import BootMode, TriggerResult
-from .output import result_formats
+from .output import html_page, result_formats
+from .output.page_model import PageError, baseline_run
 from .output.results_report import ResultsJson, print_table
 from .reports.log_reader import MAX_CONSOLE_MIB, console_problem
 from .run.run_dir import open_run_dir
@@ -87,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--golden-overlay", action="append", default=[], metavar="SUITE=DIR",
                      help="golden folder searched before SUITE's own ones (repeatable; "
                      "e.g. what a test-only mutant kernel must print)")
+    run.add_argument("--baseline", metavar="RUN",
+                     help="index.html diffs against this run (its folder, results.json or "
+                     "run id in --results; default: the run before with the same suites)")
     _format_options(run)
     run.set_defaults(func=cmd_run)
 
@@ -188,6 +192,8 @@ def _plan_and_run(args: argparse.Namespace, stop: StopSignals) -> int:
     for check in args.check or ():
         if not any(check in suites[n].checks for n in names):
             raise InputError(f"--check {check}: not a check of suite {', '.join(names)}")
+    if args.baseline:
+        baseline_run(args.baseline, args.results)     # PageError (exit 2) before any boot
     check_outputs(args.ktap, args.junit, args.results)
     for arch in dict.fromkeys(suites[n].arch for n in names):
         if not qemu_available(arch):
@@ -213,7 +219,8 @@ def _plan_and_run(args: argparse.Namespace, stop: StopSignals) -> int:
     # A modules suite's guest: its userland followed by its kernel's modules.
     initramfs_of = {n: with_modules(suites[n].initramfs(args.initramfs),
                                     suites[n].modules_archive(args.build_dir),
-                                    args.results / "initramfs", suites[n].kernel)
+                                    args.results / "initramfs", suites[n].kernel,
+                                    suites[n].modules.make_command(suites[n].kernel))
                     for n in names if suites[n].modules}
 
     chosen = [suites[n] for n in names]
@@ -278,6 +285,10 @@ def _run(args: argparse.Namespace, jobs: list[Job], out_dir: Path,
     print()
     print_table(outcome.results, sys.stdout)
     print(f"guest wall time {outcome.wall_seconds:.1f}s; results: {json_path}")
+    try:
+        print(f"page: {html_page.write_page(out_dir, args.baseline)}")
+    except (PageError, OSError) as exc:     # the verdicts stand without their page
+        print(f"usercopy-lab: index.html not written: {shown(exc, None)}", file=sys.stderr)
     if outcome.interrupted:
         how = signal.Signals(outcome.signal or signal.SIGINT)
         print(f"usercopy-lab: interrupted ({how.name}); {len(outcome.not_run)} guest(s) "

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .qemu_boot import GuestSpec
+from .run_clock import SLICE, RunClock
 
 from ..model import BootMode
 
@@ -167,6 +168,7 @@ class Guest:
         self._cancel = cancel
         self.child: pexpect.spawn | None = None
         self.exit_status: int | None = None
+        self.clock: RunClock | None = None
 
     def __enter__(self) -> Guest:
         import pexpect  # only where a guest boots
@@ -193,15 +195,24 @@ class Guest:
         self.exit_status = _reap(self.child)
 
     def expect(self, pattern: Any, timeout: float) -> CaptureEnd | None:
-        """None when pattern was seen, else how the wait ended."""
+        """None when pattern was seen, else how the wait ended.  timeout
+        counts the guest's time (run_clock.RunClock: wall time less what
+        QEMU spent waiting for a host CPU), so a loaded host does not turn
+        a slow guest into a timeout; self.clock is the last wait's clock."""
         import pexpect
 
         assert self.child is not None
+        self.clock = clock = RunClock(self.child.pid)
         try:
-            self.child.expect(pattern, timeout=timeout)
-            return None
-        except pexpect.TIMEOUT:
-            return CaptureEnd.TIMEOUT
+            while True:
+                left = timeout - clock.elapsed()
+                if left <= 0:
+                    return CaptureEnd.TIMEOUT
+                try:
+                    self.child.expect(pattern, timeout=min(left, SLICE))
+                    return None
+                except pexpect.TIMEOUT:
+                    continue
         except pexpect.EOF:
             return CaptureEnd.QEMU_EXITED
 
@@ -310,7 +321,7 @@ class CaptureLog:
             marker = pattern.split("[", 1)[0]
             self.cap.end = ended
             if ended is CaptureEnd.TIMEOUT:
-                self.cap.error = f"no {marker} within {timeout:.0f}s ({stage})"
+                self.cap.error = f"no {marker} within {timeout:.0f}s ({stage}){waited(guest)}"
             elif ended is CaptureEnd.QEMU_EXITED:
                 self.cap.error = f"console closed before {marker} ({stage})"
             else:
@@ -354,6 +365,14 @@ class CaptureLog:
                         f"{qemu}; {self.cap.seconds:.2f}s\n".encode())
         self.file.close()
         return handled
+
+
+def waited(guest: Guest) -> str:
+    """What a timed-out wait gave back for the host's load, if anything."""
+    clock = guest.clock
+    if clock is None or clock.waited < 0.05:
+        return ""
+    return f"; {clock.wall():.0f}s of wall time, {clock.waited:.0f}s of it waiting for a host CPU"
 
 
 def eof() -> Any:

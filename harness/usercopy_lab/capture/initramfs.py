@@ -2,8 +2,8 @@
 
 The userland archive (build/initramfs.cpio, or build/initramfs-ARCH.cpio)
 does not depend on a kernel.  A suite whose kernel builds LKDTM as a module
-(suites.toml `modules = true`) boots that archive followed by the kernel's
-own modules archive (build/kernel-NAME/modules.cpio, `make modules-cpio`):
+(suites.toml `modules`) boots that archive followed by the kernel's own
+modules archive (build/kernel-NAME/modules*.cpio, `make modules-cpio`):
 the kernel unpacks concatenated newc archives one after the other
 (init/initramfs.c unpack_to_rootfs() reads on past each TRAILER!!!), and
 QEMU's -initrd takes one file, so the two are written one after the other
@@ -21,10 +21,12 @@ from pathlib import Path
 from ..inputs import InputError
 
 
-def with_modules(base: Path, modules: Path, cache_dir: Path, kernel: str) -> Path:
+def with_modules(base: Path, modules: Path, cache_dir: Path, kernel: str,
+                 make_modules: str) -> Path:
     """cache_dir/<kernel>-<hash>.cpio: base followed by modules.  InputError
-    naming the missing archive (and the make target that builds it)."""
-    for path, target in ((base, "make initramfs"), (modules, f"make modules-cpio KERNEL={kernel}")):
+    naming the missing archive and the make command that builds it
+    (make_modules for the modules archive)."""
+    for path, target in ((base, "make initramfs"), (modules, make_modules)):
         if not path.is_file():
             raise InputError(f"{path} missing ({target})")
     parts = [base.read_bytes(), modules.read_bytes()]

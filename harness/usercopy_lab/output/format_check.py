@@ -4,7 +4,9 @@ The KTAP goes through the kernel tree's own parser
 (tools/testing/kunit/kunit.py parse --json) and the JUnit XML through
 ElementTree; both must name every trigger of results.json, in its suite,
 with the status our verdict maps to (result_formats.KUNIT_STATUS and
-VERDICT_FORMS), and kunit.py's summary counts must equal ours.
+VERDICT_FORMS), and kunit.py's summary counts must equal ours.  The run's
+index.html must hold one cell per trigger with its verdict, links that
+all lead to files, and nothing from a network (page_check).
 
   python3 -m usercopy_lab.output.format_check RUN_DIR --kunit TREE/tools/testing/kunit/kunit.py
 
@@ -23,6 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from .page_check import check_page, key_differences
+from .page_model import PageError
 from .result_formats import JUNIT_FILE, KTAP_FILE, KUNIT_STATUS, VERDICT_FORMS
 
 # "Testing complete. Ran 27 tests: passed: 25, failed: 1, skipped: 1"
@@ -126,15 +130,7 @@ def check_junit(expected: list[Expected], junit: Path) -> list[str]:
         for c in cases:
             seen[(ts.get("name", ""), c.get("name", ""))] = _case_kind(c)
     want = {(e.suite, e.name): VERDICT_FORMS[e.verdict].junit_element for e in expected}
-    for key in sorted(want.keys() | seen.keys()):
-        if key not in seen:
-            problems.append(f"junit: {key[0]}/{key[1]} missing")
-        elif key not in want:
-            problems.append(f"junit: {key[0]}/{key[1]} not in results.json")
-        elif seen[key] != want[key]:
-            problems.append(f"junit: {key[0]}/{key[1]}: expected <{want[key] or 'pass'}>, "
-                            f"found <{seen[key] or 'pass'}>")
-    return problems
+    return problems + key_differences(want, seen, "junit:", lambda k: f"<{k or 'pass'}>")
 
 
 def _case_kind(case: ET.Element) -> str | None:
@@ -147,8 +143,12 @@ def check_run(run_dir: Path, kunit_py: Path) -> list[str]:
     for name in (KTAP_FILE, JUNIT_FILE):
         if not (run_dir / name).is_file():
             raise CheckError(f"{run_dir / name}: missing")
+    try:
+        page = check_page(run_dir)
+    except PageError as exc:
+        raise CheckError(str(exc)) from exc
     return (check_kunit(expected, run_kunit_parse(kunit_py, run_dir / KTAP_FILE))
-            + check_junit(expected, run_dir / JUNIT_FILE))
+            + check_junit(expected, run_dir / JUNIT_FILE) + page)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     for p in problems:
         print(f"format_check: {p}")
     n = len(load_expected(args.run_dir / "results.json"))
-    print(f"format_check: {args.run_dir}: {KTAP_FILE} (kunit.py parse) and {JUNIT_FILE} "
+    print(f"format_check: {args.run_dir}: {KTAP_FILE} (kunit.py parse), {JUNIT_FILE} and "
+          f"index.html "
           f"{'agree' if not problems else 'DISAGREE'} with results.json ({n} tests)")
     return 1 if problems else 0
 

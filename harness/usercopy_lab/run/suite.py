@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, Callable
 
@@ -36,6 +37,22 @@ class Trigger:
     skip_reason: str = ""  # "#NAME reason" lines
 
 
+class ModuleSet(Enum):
+    """Which of a kernel's modules a suite's guests get (suites.toml
+    `modules`), each an archive the Makefile builds beside the kernel."""
+    LKDTM = "lkdtm"          # lkdtm.ko alone, insmodded by init
+    INSTALLED = "installed"  # and every module installed, with a modprobe
+
+    @property
+    def archive(self) -> str:
+        return {ModuleSet.LKDTM: "modules.cpio",
+                ModuleSet.INSTALLED: "modules-installed.cpio"}[self]
+
+    def make_command(self, kernel: str) -> str:
+        """The make command that builds this archive for kernel."""
+        return f"make modules-cpio KERNEL={kernel} MODULE_SET={self.value}"
+
+
 @dataclass(frozen=True)
 class Suite:
     name: str
@@ -51,15 +68,18 @@ class Suite:
     allocator: str = ""            # "SLAB": heap reports name it (see golden())
     arch: str = NATIVE             # guest architecture (qemu_boot.ARCHES)
     on_demand: bool = False        # run only when named (--suite), never by default
-    modules: bool = False          # the kernel's modules.cpio follows the initramfs
+    modules: ModuleSet | None = None  # the kernel's modules archive follows the initramfs
     follow_on: tuple[str, ...] = ()  # report titles tolerated after an oops (golden())
 
     def kernel_image(self, build_dir: Path) -> Path:
         return build_dir / f"kernel-{self.kernel}" / ARCHES[self.arch].image
 
     def modules_archive(self, build_dir: Path) -> Path:
-        """The kernel's modules as a newc archive (make modules-cpio)."""
-        return build_dir / f"kernel-{self.kernel}" / "modules.cpio"
+        """The kernel's modules as a newc archive (the Makefile's
+        build/kernel-NAME/modules*.cpio rules); LKDTM's alone when the
+        suite names no set."""
+        archive = (self.modules or ModuleSet.LKDTM).archive
+        return build_dir / f"kernel-{self.kernel}" / archive
 
     def initramfs(self, base: Path) -> Path:
         """The userland archive this suite's guests need, from the x86-64
@@ -181,6 +201,10 @@ def _one_of(*allowed: str) -> Parse:
     return parse
 
 
+def _module_set(value: Any, root: Path) -> ModuleSet:
+    return ModuleSet(_one_of(*(m.value for m in ModuleSet))(value, root))
+
+
 def _titles(value: Any, _root: Path) -> tuple[str, ...]:
     """Report titles as the parser writes them: "KIND in FUNCTION"."""
     if not isinstance(value, list) or not value:
@@ -220,7 +244,7 @@ SUITE_KEYS: dict[str, Key] = {
     "allocator": Key("allocator", _one_of("SLUB", "SLAB")),
     "arch": Key("arch", _one_of(*ARCHES)),
     "on_demand": Key("on_demand", _bool),
-    "modules": Key("modules", _bool),
+    "modules": Key("modules", _module_set),
     "follow_on": Key("follow_on", _titles),
 }
 
