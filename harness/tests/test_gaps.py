@@ -6,6 +6,7 @@ whole trees: test_gaps_trees.py (make gaps-test)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,178 @@ def test_patch_over_a_base_scan_gives_the_full_scans_answer(tmp_path):
     strip = lambda d: {k: v for k, v in json.loads((d / "gaps.json").read_text()).items()
                        if k not in ("seconds",)}
     assert strip(quick) == strip(full)
+
+
+def test_output_piped_to_a_reader_that_leaves_early(tmp_path):
+    """`... | head -1`: the reader closes the pipe before the finder
+    writes; the finder ends quietly, with the scan's status."""
+    read, write = os.pipe()
+    os.close(read)                       # the reader is gone before the first line
+    done = subprocess.run([sys.executable, "-m", "usercopy_lab.gaps.cli", "--tree", str(FIXTURE),
+                           "--out", str(tmp_path), "--quiet"], stdout=write,
+                          stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.stderr == ""
+    assert done.returncode == 1          # untriaged candidates: no triage file given
+
+
+# ------------------------------------------------ recall excerpts (recall-6.1)
+
+RECALL = Path(__file__).parent / "testdata" / "gaps" / "recall-6.1"
+
+
+@pytest.fixture(scope="module")
+def recall_scan():
+    return scan.run(Tree(RECALL))
+
+
+def test_a_function_passing_its_parameter_to_a_copy_is_a_copy_function(recall_scan):
+    """readlink_copy(buffer, buflen, link) ends in copy_to_user(buffer, link,
+    len): its call in vfs_readlink() is a site, checked (len is strlen's)."""
+    [f] = [f for f in recall_scan.derived if f.name == "readlink_copy"]
+    assert (f.kptr, f.size, f.always) == (2, -1, True)
+    [site] = [s for s in recall_scan.sites if s.function == "vfs_readlink"]
+    assert site.callee == "readlink_copy" and site.via == "copy_to_user" and site.checked
+
+
+def test_a_member_pointer_is_followed_to_what_the_tree_stores_there(recall_scan):
+    """link = READ_ONCE(inode->i_link); ext2 stores (char*)EXT2_I(inode)->i_data
+    there, so the copy is inside ext2_inode_cache's region."""
+    ext2 = _by_name(recall_scan, "ext2_inode_cache")
+    assert [(m.site.function, m.path, m.how) for m in ext2.inside] == [("vfs_readlink", "i_data", "type")]
+    assert ext2.outside == []
+
+
+def test_a_size_clamped_under_an_if_is_not_a_constant(recall_scan):
+    """raw_geticmpfilter(): `if (len > sizeof(struct icmp_filter)) len = sizeof(..);`
+    leaves len a variable: the copy is checked, inside RAW's filter."""
+    [site] = [s for s in recall_scan.sites if s.function == "raw_geticmpfilter"]
+    assert site.checked
+    raw = _by_name(recall_scan, "RAW")
+    assert {m.site.function for m in raw.inside} == {"raw_geticmpfilter", "raw_seticmpfilter"}
+
+
+def test_constant_size_only_when_every_path_assigns_it():
+    from usercopy_lab.gaps.csource import Source, functions
+    code = ("int f(int len) {\n if (x)\n  len = sizeof(struct a);\n copy_to_user(u, p, len);\n}\n"
+            "int g(int len) {\n len = sizeof(struct a);\n if (y) { copy_to_user(u, p, len); }\n}\n"
+            "int h(int len) {\n if (x) { len = 4; }\n copy_to_user(u, p, len);\n}\n")
+    src = Source.parse("x.c", code)
+    got = {fn.name: sites._constant_before(src, fn, src.code.index("copy_to_user", fn.body), "len")
+           for fn in functions(src)}
+    assert got == {"f": False, "g": True, "h": False}
+
+
+def _mini_tree(tmp_path: Path, files: dict[str, str]) -> Tree:
+    (tmp_path / "Makefile").write_text("")
+    (tmp_path / "mm").mkdir()
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return Tree(tmp_path)
+
+
+def test_accessor_laying_a_struct_over_a_member_and_an_indirect_call(tmp_path):
+    """`&SOCK_SKB_CB(skb)->dropcount` is in skb->cb (the region); a function
+    stored as `.dma_rw` is called by `ops->dma_rw(...)` on that struct."""
+    tree = _mini_tree(tmp_path, {
+        "include/skb.h": "struct sk_buff { int len; char cb[48]; int tail; };\n"
+                         "struct sock_skb_cb { u32 dropcount; };\n"
+                         "#define SOCK_SKB_CB(__skb) ((struct sock_skb_cb *)((__skb)->cb + \\\n"
+                         "\t\t\tSOCK_SKB_CB_OFFSET))\n"
+                         "struct box { int a; char buf[64]; int b; };\n"
+                         "struct rw_ops { int (*dma_rw)(void *d, void *data, size_t n); };\n"
+                         "struct dev { const struct rw_ops *ops; };\n",
+        "net/skb.c": "void skb_init(void) {\n"
+                     " skbuff_head_cache = kmem_cache_create_usercopy(\"skbuff_head_cache\",\n"
+                     "  sizeof(struct sk_buff), 0, 0, offsetof(struct sk_buff, cb),\n"
+                     "  sizeof_field(struct sk_buff, cb), NULL);\n"
+                     " box_cache = kmem_cache_create_usercopy(\"box\", sizeof(struct box), 0, 0,\n"
+                     "  offsetof(struct box, buf), sizeof_field(struct box, buf), NULL);\n}\n"
+                     "void drops(struct msghdr *msg, struct sk_buff *skb) {\n"
+                     " put_cmsg(msg, SOL_SOCKET, SO_RXQ_OVFL, sizeof(__u32), &SOCK_SKB_CB(skb)->dropcount);\n}\n",
+        "drivers/rw.c": "static int my_dma_rw(void *d, void *data, size_t n) {\n"
+                        " return copy_to_user(d, data, n);\n}\n"
+                        "static const struct rw_ops my_ops = {\n .dma_rw = my_dma_rw,\n};\n"
+                        "int fill(struct dev *dev, struct box *b, size_t n) {\n"
+                        " return dev->ops->dma_rw(NULL, b->buf, n);\n}\n"})
+    result = scan.run(tree)
+    skb = _by_name(result, "skbuff_head_cache")
+    assert [(m.site.function, m.path) for m in skb.inside] == [("drops", "cb")]
+    box = _by_name(result, "box")
+    assert [(m.site.function, m.site.callee, m.path) for m in box.inside] == [("fill", "dma_rw", "buf")]
+
+
+def test_a_constant_declaration_initializer_is_a_constant_size():
+    """orangefs_devreq_write_iter(): `int downcall_size = sizeof(..);` and never
+    assigned again: copy_from_iter_full(&op->downcall, downcall_size, ..) is
+    never checked."""
+    from usercopy_lab.gaps.csource import Source, functions
+    code = ("int f(void) {\n int head = 1;\n int downcall_size = sizeof(struct d);\n"
+            " copy_from_iter_full(&op->downcall, downcall_size, iter);\n}\n")
+    src = Source.parse("x.c", code)
+    [fn] = functions(src)
+    assert sites._constant_before(src, fn, src.code.index("copy_from_iter"), "downcall_size")
+
+
+def test_a_function_returning_its_parameter_plus_an_offset(tmp_path):
+    """`dst = __raw_xsave_addr(xsave, i)` points into *xsave (the function
+    returns `(void *)xsave + offset`); a region that runs to the end of the
+    object holds it whatever the offset."""
+    tree = _mini_tree(tmp_path, {
+        "include/t.h": "struct xregs { int h; char area[512]; };\n"
+                       "struct task { int a; struct xregs regs; };\n",
+        "kernel/t.c": "void init(void) {\n task_cache = kmem_cache_create_usercopy(\"task\", sizeof(struct task),\n"
+                      "  0, 0, offsetof(struct task, regs), sizeof(struct task) - offsetof(struct task, regs), NULL);\n}\n"
+                      "static void *xaddr(struct xregs *x, int nr)\n{\n if (!nr)\n  return NULL;\n"
+                      " return (void *)x + offsets[nr];\n}\n"
+                      "int load(struct task *t, const void __user *u, int nr, size_t n)\n{\n"
+                      " struct xregs *x = &t->regs;\n void *dst = xaddr(x, nr);\n"
+                      " return copy_from_user(dst, u, n);\n}\n"})
+    result = scan.run(tree)
+    task = _by_name(result, "task")
+    assert [(m.site.function, m.path) for m in task.inside] == [("load", "regs")]
+
+
+def test_recall_sets_apart_regions_no_checked_copy_uses(tmp_path):
+    """triage.toml's [[recall]] kind = "unused": the region is not a miss of
+    the finder; gaps.md gives both ratios."""
+    tri = tmp_path / "triage.toml"
+    tri.write_text('[[recall]]\ncache = "kmalloc-rcl-*"\nwhy = "x"\nkind = "unused"\n')
+    _cli("--tree", str(FIXTURE), "--out", str(tmp_path / "o"), "--patch", str(IB_MUTATION),
+         "--triage", str(tri), "--quiet")
+    r = json.loads((tmp_path / "o" / "gaps.json").read_text())["recall"]
+    assert (r["n"], r["m"], r["m_used"], r["unused"]) == (0, 2, 1, ["kmalloc-rcl-*"])
+    assert "0 of 1 (0.0 %) with the 1 regions no checked copy uses set apart" in \
+        (tmp_path / "o" / "gaps.md").read_text()
+    tri.write_text('[[recall]]\ncache = "x"\nwhy = "y"\nkind = "maybe"\n')
+    done = _cli("--tree", str(FIXTURE), "--out", str(tmp_path / "o2"), "--triage", str(tri))
+    assert done.returncode == 2 and "kind is missed or unused" in done.stderr
+
+
+def test_struct_index_reuses_unchanged_files_results(tmp_path):
+    """A full scan keeps the struct index's per-file results
+    (index-cache.pickle); the next one reads only files whose size or mtime
+    changed, and sees what changed."""
+    import shutil
+    from usercopy_lab.gaps.structs import Structs
+    tree_dir = tmp_path / "tree"
+    shutil.copytree(FIXTURE, tree_dir)
+    cache: dict = {}
+    Structs(Tree(tree_dir)).build_index(cache=cache)
+    assert "net/rds/rds.h" in cache
+    tcp = tree_dir / "net/rds/tcp.h"
+    tcp.write_text(tcp.read_text() + "\nstruct lab_new { int x; };\n")
+    read = []
+
+    class Counting(Tree):
+        def text(self, rel: str) -> str:
+            read.append(rel)
+            return super().text(rel)
+    again = Structs(Counting(tree_dir))
+    again.build_index(cache=cache)
+    assert read == ["net/rds/tcp.h"] and "lab_new" in again.index
+    out = tmp_path / "out"
+    assert _cli("--tree", str(tree_dir), "--out", str(out), "--quiet").returncode == 1
+    assert (out / "index-cache.pickle").is_file()

@@ -82,11 +82,11 @@ def parse_region(useroffset: str, usersize: str, size: str, structs: Structs, ne
     m = _OFFSETOF.match(uo)
     if not m:
         return Region(RegionKind.OPAQUE, text=text)
-    struct, first = m.group(1), m.group(2)
-    if (f := _SIZEOF_FIELD.match(us)) and f.group(2) == first:
+    struct, first = m.group(1), structs.expand(m.group(1), m.group(2), near)
+    if (f := _SIZEOF_FIELD.match(us)) and structs.expand(struct, f.group(2), near) == first:
         return Region(RegionKind.FIELDS, struct, first, first, text)
-    if (r := _RANGE.match(us)) and r.group(4) == first:
-        last = r.group(5) or r.group(3)
+    if (r := _RANGE.match(us)) and structs.expand(struct, r.group(4), near) == first:
+        last = structs.expand(struct, r.group(5) or r.group(3), near)
         if not r.group(5) and r.group(1) == "offsetof":   # offsetof(B) - offsetof(A): up to the member before B
             prefix, _, b = last.rpartition(".")
             owner = structs.member(struct, prefix, near).struct if prefix else struct

@@ -24,6 +24,38 @@ FINDER_DIR = Path(__file__).resolve().parent
 RENDER_ONLY = frozenset({"cli.py", "report.py", "triage.py", "__init__.py"})
 
 
+INDEX_CACHE = "index-cache.pickle"
+# The modules whose code the struct index's per-file results depend on.
+INDEX_MODULES = ("structs.py", "expr.py", "csource.py")
+
+
+def _index_key() -> str:
+    h = hashlib.sha256()
+    for name in INDEX_MODULES:
+        h.update((FINDER_DIR / name).read_bytes())
+    return h.hexdigest()
+
+
+def _load_index_cache(out: Path) -> dict:
+    """OUT's per-file struct index results of the last full scan (a file
+    whose size and mtime did not change is not read for the index again),
+    or an empty one when the index code changed or there is none."""
+    try:
+        with open(out / INDEX_CACHE, "rb") as f:
+            data = pickle.load(f)
+        if isinstance(data, dict) and data.get("key") == _index_key():
+            return data
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+        pass
+    return {"key": _index_key(), "files": {}}
+
+
+def _save(path: Path, obj) -> None:
+    with open(path.with_suffix(".tmp"), "wb") as f:
+        pickle.dump(obj, f)
+    os.replace(path.with_suffix(".tmp"), path)
+
+
 def stamp(tree: Tree, patches: list[Path]) -> str:
     """What the result depends on: the finder's code, every file of the tree
     (name, size, mtime) and the patches."""
@@ -107,11 +139,11 @@ def run(args: argparse.Namespace) -> int:
             result = _from_base(args, tree, overlay, say)
         if result is None:
             t0 = time.monotonic()
-            result = scan_mod.run(tree, say)
+            index_cache = _load_index_cache(out)
+            result = scan_mod.run(tree, say, index_cache["files"])
+            _save(out / INDEX_CACHE, index_cache)
             result.tree._sources.clear()
-            with open(cached.with_suffix(".tmp"), "wb") as f:
-                pickle.dump(result, f)
-            os.replace(cached.with_suffix(".tmp"), cached)
+            _save(cached, result)
             (out / "stamp").write_text(key + "\n")
             if say:
                 say(f"gaps: scanned in {time.monotonic() - t0:.0f} s")
@@ -123,13 +155,27 @@ def run(args: argparse.Namespace) -> int:
                  for s in c["candidates"] if s["status"] == "untriaged"]
     unexplained = [n for n, why in r["missed"].items() if why.startswith("no site found")]
     ncand = sum(len(c["candidates"]) for c in data["caches"])
-    print(f"gaps: {label}: recall {r['n']} of {r['m']} caches with a region; "
-          f"{ncand} candidate(s), {len(untriaged)} untriaged; {out}/gaps.md")
-    for line in untriaged:
-        print(f"  untriaged candidate: {line}")
-    for name in unexplained:
-        print(f"  region without a site and without a reason: {name}")
+    lines = [f"gaps: {label}: recall {r['n']} of {r['m']} caches with a region; "
+             f"{ncand} candidate(s), {len(untriaged)} untriaged; {out}/gaps.md"]
+    lines += [f"  untriaged candidate: {line}" for line in untriaged]
+    lines += [f"  region without a site and without a reason: {name}" for name in unexplained]
+    _print_lines(lines)
     return 1 if untriaged or unexplained else 0
+
+
+def _print_lines(lines: list[str]) -> None:
+    """LINES on standard output; a reader that left early (`| head`) ends
+    the output, not the run: no traceback, the status stays the scan's."""
+    try:
+        for line in lines:
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # stdout is closed at exit too: point it at /dev/null so that the
+        # interpreter's last flush has nowhere to fail
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def main(argv: list[str] | None = None) -> int:

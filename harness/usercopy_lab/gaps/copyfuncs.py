@@ -30,6 +30,9 @@ class CopyFunction:
     size: int            # argument index of the size
     always: bool         # checked whatever the size (the size is not the caller's constant)
     where: str           # where 6.1 defines it
+    only_file: str = ""  # a derived static function: only calls in this file are its calls
+    member_of: str = ""  # a derived function called through a pointer: `->NAME(` of this struct
+    arith: bool = False  # a derived function copies at its parameter plus an offset
 
 
 COPY_FUNCTIONS: tuple[CopyFunction, ...] = (
@@ -50,8 +53,8 @@ COPY_FUNCTIONS: tuple[CopyFunction, ...] = (
     CopyFunction("copy_from_iter_full", FROM, 0, 1, False, "include/linux/uio.h"),
     CopyFunction("copy_from_iter_nocache", FROM, 0, 1, False, "include/linux/uio.h"),
     CopyFunction("copy_from_iter_full_nocache", FROM, 0, 1, False, "include/linux/uio.h"),
-    CopyFunction("memcpy_to_msg", TO, 1, 2, True, "include/linux/skbuff.h (copy_to_iter of its len)"),
-    CopyFunction("memcpy_from_msg", FROM, 0, 2, True, "include/linux/skbuff.h (copy_from_iter_full of its len)"),
+    CopyFunction("memcpy_to_msg", TO, 1, 2, False, "include/linux/skbuff.h (static inline: copy_to_iter of the caller's len)"),
+    CopyFunction("memcpy_from_msg", FROM, 0, 2, False, "include/linux/skbuff.h (static inline: copy_from_iter_full of the caller's len)"),
     CopyFunction("put_cmsg", TO, 4, 3, True, "net/core/scm.c"),
     CopyFunction("simple_read_from_buffer", TO, 3, 1, True, "fs/libfs.c"),
     CopyFunction("simple_write_to_buffer", FROM, 0, 4, True, "fs/libfs.c"),
@@ -84,9 +87,11 @@ ALLOCATORS: dict[str, str] = {
         "kvmalloc_array", "kmalloc_node", "kzalloc_node", "kmemdup", "kmemdup_nul", "kstrdup",
         "kstrndup", "memdup_user", "vmemdup_user", "memdup_user_nul", "kmalloc_track_caller",
         "kvmalloc_node", "krealloc", "kvrealloc", "kmalloc_buckets", "kvmemdup", "memdup_sockptr",
-        "memdup_sockptr_nul", "strndup_user", "seq_buf_alloc")},
+        "memdup_sockptr_nul", "strndup_user")},
 }
 
+# seq_buf_alloc() and the like are found as wrappers (sites.find_wrappers):
+# their own flags say the family.
 # Which kmalloc family an allocation is in, from the words of its call
 # (flags are read as written: a flags variable is not followed).
 KMALLOC_FLAVOURS: tuple[tuple[str, str], ...] = (

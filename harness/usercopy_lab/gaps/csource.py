@@ -179,6 +179,7 @@ _DECL = re.compile(
     r"(?:^|[;{}(,])\s*(?:(?:const|static|volatile|register|__user|__rcu|__percpu|__iomem|"
     r"__maybe_unused|unsigned|signed|extern)\s+)*"
     r"(struct|union|enum)?\s*(\w+)\s+((?:[*\s]|const|__user|__rcu)*)(\w+)\s*(\[[^\]]*\])?\s*(?=[;=,)\[])")
+_SPACES = re.compile(r"\s+")
 _KEYWORDS = frozenset({"return", "goto", "case", "else", "sizeof", "typeof", "do", "if",
                        "while", "for", "switch", "break", "continue"})
 
@@ -187,6 +188,10 @@ def declarations(text: str) -> dict[str, Decl]:
     """Variables declared in TEXT (a function's head and body, or a file):
     the last declaration of each name wins; `struct a *x, *y;` gives both."""
     out: dict[str, Decl] = {}
+    # one space for every run: the blanked comments and directives are long
+    # runs of spaces, on which the pattern's nested whitespace quantifiers
+    # backtrack quadratically (offsets do not matter here, only names)
+    text = _SPACES.sub(" ", text)
     for m in _DECL.finditer(text):
         kw, base, stars, name, arr = m.groups()
         if base in _KEYWORDS or name in _KEYWORDS:
@@ -223,3 +228,21 @@ def _skip_init(text: str, j: int) -> int:
             elif c in ",;" and depth == 0:
                 return i
     return j
+
+
+def chain_before(code: str, pos: int, start: int) -> str:
+    """The member chain that ends at POS (`cmd->sense_buffer` before ` = `)."""
+    i = pos
+    depth = 0
+    while i > start:
+        c = code[i - 1]
+        if c == "]" or c == ")":
+            depth += 1
+        elif c == "[" or c == "(":
+            if depth == 0:
+                break
+            depth -= 1
+        elif not (c.isalnum() or c in "_>.-" or depth):
+            break
+        i -= 1
+    return code[i:pos].strip()

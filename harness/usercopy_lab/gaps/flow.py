@@ -3,15 +3,17 @@
 through what the tree assigns to that member anywhere
 (`cmd->sense_buffer = kmem_cache_alloc(scsi_sense_cache, ...)`,
 `task->frame = task + 1`, `dentry->d_name.name = dentry->d_iname`).
-One step: an assignment that is itself a member's value is not followed."""
+One step: an assignment that is itself a member's value is not followed.
+A `void *` member (file.private_data) is followed only to the copying
+file's own assignments; a site gets one row per value (fan-out)."""
 from __future__ import annotations
 
 import dataclasses
 import re
 
-from .csource import declarations, function_at, functions
+from .csource import chain_before, declarations, function_at, functions
 from .model import Access, AccessKind, Site
-from .sites import Context, _file_scope, resolve
+from .sites import Context, _file_scope, alloc_tag, resolve
 from .structs import Structs
 from .tree import Tree
 
@@ -28,24 +30,6 @@ def _fields(sites: list[Site]) -> dict[str, str]:
     return out
 
 
-def _lhs(code: str, pos: int, start: int) -> str:
-    """The member chain that ends at POS (`cmd->sense_buffer` before ` = `)."""
-    i = pos
-    depth = 0
-    while i > start:
-        c = code[i - 1]
-        if c == "]" or c == ")":
-            depth += 1
-        elif c == "[" or c == "(":
-            if depth == 0:
-                break
-            depth -= 1
-        elif not (c.isalnum() or c in "_>.-" or depth):
-            break
-        i -= 1
-    return code[i:pos].strip()
-
-
 def follow(tree: Tree, structs: Structs, sites: list[Site], wrappers: dict,
            progress=None) -> list[Site]:
     fields = _fields(sites)
@@ -58,8 +42,9 @@ def follow(tree: Tree, structs: Structs, sites: list[Site], wrappers: dict,
     for key, name in fields.items():
         owners.setdefault(name, set()).add(key.split(".", 1)[0])
     assign = re.compile(r"(?:->|\.)\s*(\w+)\s*=(?!=)")
-    found: dict[str, list[Access]] = {}
-    files = [f for f in tree.files() if f.endswith(".c")]
+    found: dict[str, list[tuple[str, Access]]] = {}
+    files = tree.files_matching([rf"(->|\.)\s*{n}\s*=[^=]" for n in sorted(names)],
+                                [f for f in tree.files() if f.endswith(".c")])
     for n, rel in enumerate(files, 1):
         if progress and n % 10000 == 0:
             progress(f"field flow: {n} of {len(files)} files")
@@ -77,7 +62,7 @@ def follow(tree: Tree, structs: Structs, sites: list[Site], wrappers: dict,
             func = function_at(funcs, m.start())
             if func is None:
                 continue
-            lhs_text = _lhs(src.code, m.start(), func.body)
+            lhs_text = chain_before(src.code, m.start(), func.body)
             end = src.code.find(";", m.end())
             if not lhs_text or end < 0:
                 continue
@@ -93,19 +78,50 @@ def follow(tree: Tree, structs: Structs, sites: list[Site], wrappers: dict,
             key = f"{lhs.struct}.{path}"
             if key not in fields:
                 continue
-            value = resolve(src.code[m.end():end], ctx)
+            rhs = src.code[m.end():end]
+            tag = alloc_tag(rhs, wrappers)
+            value = Access(AccessKind.RAW, alloc=(tag,), why=rhs.strip()[:60]) if tag \
+                else resolve(rhs, ctx)
             if value.kind is AccessKind.TYPED or value.alloc:
-                found.setdefault(key, []).append(value)
+                found.setdefault(key, []).append((rel, value))
     out = []
     for s in sites:
         tags = [t[6:] for t in s.access.alloc if t.startswith("field:")]
-        values = [v for t in tags for v in found.get(t, [])]
+        values = [v for t in tags for rel, v in found.get(t, [])
+                  if rel == s.file or not _generic(structs, t)]
         if not values:
             out.append(s)
             continue
-        typed = [v for v in values if v.kind is AccessKind.TYPED]
-        alloc = tuple(dict.fromkeys(a for v in values for a in v.alloc if not a.startswith("field:")))
-        new = dataclasses.replace(typed[0], alloc=alloc) if typed else \
-            Access(AccessKind.RAW, alloc=alloc, why=s.access.why + " (field flow)")
-        out.append(dataclasses.replace(s, access=new))
+        out.extend(_fan_out(s, values))
     return out
+
+
+def _generic(structs: Structs, key: str) -> bool:
+    """KEY ("file.private_data") is a `void *` member: a slot every user
+    fills with its own thing, so only the copying file's own assignments
+    say what it holds there (a typed member, `char *i_link`, is followed
+    over the tree)."""
+    struct, _, path = key.partition(".")
+    mem = structs.member(struct, path)
+    return mem is None or mem.base == "void"
+
+
+def _fan_out(s: Site, values: list[Access]) -> list[Site]:
+    """S once per distinct value its member is given: each struct member it
+    may point into (ext4's i_data, ufs's i_u1.i_symlink for inode.i_link),
+    and once for the allocators seen, if any."""
+    out = []
+    # a pointer to a whole struct stored in a member (a queue's list_head in
+    # file.private_data) says nothing of the object it is in: only a member
+    # of one (ext2's i_data, task + 1) or its allocation does
+    typed = dict.fromkeys((v.struct, v.path, v.struct_file, v.offset_known, v.alloc) for v in values
+                          if v.kind is AccessKind.TYPED and v.path)
+    for struct, path, sfile, known, alloc in typed:
+        out.append(dataclasses.replace(s, access=Access(AccessKind.TYPED, struct, path, known,
+                                                        alloc, struct_file=sfile)))
+    alloc = tuple(dict.fromkeys(a for v in values if v.kind is not AccessKind.TYPED or not v.path
+                                for a in v.alloc if not a.startswith("field:")))
+    if alloc:
+        out.append(dataclasses.replace(
+            s, access=Access(AccessKind.RAW, alloc=alloc, why=s.access.why + " (field flow)")))
+    return out or [s]

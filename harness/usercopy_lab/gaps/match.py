@@ -65,7 +65,7 @@ class Matcher:
             return Placement.OUTSIDE
         if r.kind is RegionKind.WHOLE:
             return Placement.INSIDE
-        if r.kind is RegionKind.OPAQUE or not offset_known:
+        if r.kind is RegionKind.OPAQUE:
             return Placement.UNSURE
         base = ""
         if r.struct != cache.struct:
@@ -79,18 +79,35 @@ class Matcher:
         def under(region_path: str) -> bool:
             rp = region_path.split(".")
             return parts[:len(rp)] == rp
+        if not offset_known:
+            # an offset added to a pointer into the region: still in it when the
+            # region runs to the end of the object (task_struct's FPU state)
+            return Placement.INSIDE if r.kind is RegionKind.TAIL and under(first) else Placement.UNSURE
         if under(first) or (r.kind is RegionKind.FIELDS and under(last)):
             return Placement.INSIDE
         kf = self._key(cache.struct, path, cache.file) if path else ()
         k1 = self._key(cache.struct, first, cache.file)
         if kf is None or k1 is None:
             return Placement.UNSURE
+        if self._overlap(cache, path, first):
+            return Placement.UNSURE        # two members of one union: sizes decide
         if r.kind is RegionKind.TAIL:
             return Placement.INSIDE if kf > k1 else Placement.OUTSIDE
         k2 = self._key(cache.struct, last, cache.file)
         if k2 is None:
             return Placement.UNSURE
         return Placement.INSIDE if k1 < kf < k2 else Placement.OUTSIDE
+
+    def _overlap(self, cache: Cache, path: str, first: str) -> bool:
+        """PATH and the region's FIRST member are members of one anonymous
+        union, side by side (jfs: i_inline and i_inline_all)."""
+        a, b = path.rsplit(".", 1) if "." in path else ("", path), \
+            first.rsplit(".", 1) if "." in first else ("", first)
+        if a[0] != b[0]:
+            return False
+        ma = self.structs.member(cache.struct, path, cache.file)
+        mb = self.structs.member(cache.struct, first, cache.file)
+        return ma is not None and mb is not None and bool(ma.union) and ma.union == mb.union
 
     # ---------------------------------------------------------- matching
 

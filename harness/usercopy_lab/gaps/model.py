@@ -79,6 +79,18 @@ class Access:
 
 
 @dataclass(frozen=True)
+class Param:
+    """A site whose kernel pointer is a parameter of its function (read as
+    written: `link`, `(void *)data`, `id + pos`): what the function's own
+    callers pass decides what it points into (derive.py)."""
+    index: int                 # the parameter's position
+    arith: bool                # the pointer is the parameter plus an offset
+    size_index: int            # the parameter that is the size (-1: computed inside)
+    local: bool                # a static function of a .c file: only its file calls it
+    static: bool = False       # static (inline) anywhere: a size parameter is the caller's
+
+
+@dataclass(frozen=True)
 class Site:
     file: str
     line: int
@@ -89,6 +101,8 @@ class Site:
     size: str                  # the size argument as written
     checked: bool              # reaches check_object_size() (not a compile-time constant size)
     access: Access
+    param: Param | None = None  # the pointer is a parameter of FUNCTION, not resolved further
+    via: str = ""              # a derived copy function: the copy call it reaches in the end
 
     @property
     def key(self) -> str:

@@ -21,6 +21,7 @@ def _site_json(m: Match) -> dict:
 class Recall:
     found: list[str]
     missed: dict[str, str]        # cache -> why (triage.toml's [recall] or "no site found")
+    unused: list[str]             # of MISSED: no checked copy of the region exists (triage)
 
     @property
     def n(self) -> int:
@@ -29,6 +30,11 @@ class Recall:
     @property
     def m(self) -> int:
         return len(self.found) + len(self.missed)
+
+    @property
+    def m_used(self) -> int:
+        """Caches with a region that some checked copy uses."""
+        return self.m - len(self.unused)
 
 
 def candidates(results: dict[str, CacheResult]) -> list[Match]:
@@ -47,7 +53,7 @@ def recall(results: dict[str, CacheResult], triage: Triage) -> Recall:
             found.append(r.cache.name)
         else:
             missed[r.cache.name] = triage.recall_why(r.cache.name) or "no site found (not explained yet)"
-    return Recall(found, missed)
+    return Recall(found, missed, [c for c in missed if triage.unused(c)])
 
 
 def to_json(scan, triage: Triage, tree_label: str) -> dict:
@@ -70,7 +76,8 @@ def to_json(scan, triage: Triage, tree_label: str) -> dict:
         "tree": tree_label,
         "caches_total": len(scan.caches),
         "caches_with_region": rec.m,
-        "recall": {"n": rec.n, "m": rec.m, "found": rec.found, "missed": rec.missed},
+        "recall": {"n": rec.n, "m": rec.m, "found": rec.found, "missed": rec.missed,
+                   "unused": rec.unused, "m_used": rec.m_used},
         "sites": len(scan.sites), "checked_sites": sum(1 for s in scan.sites if s.checked),
         "regions_without_cache": [{"name": c.name, "file": c.file, "region": str(c.region)}
                                   for c in scan.unregistered],
@@ -83,7 +90,9 @@ def to_markdown(data: dict) -> str:
     r = data["recall"]
     lines = [f"# Gap finder: {data['tree']}", "",
              f"recall {r['n']} of {r['m']} caches with a region "
-             f"({100.0 * r['n'] / max(r['m'], 1):.1f} %): a checked copy site inside the region found.",
+             f"({100.0 * r['n'] / max(r['m'], 1):.1f} %): a checked copy site inside the region found; "
+             f"{r['n']} of {r['m_used']} ({100.0 * r['n'] / max(r['m_used'], 1):.1f} %) with the "
+             f"{r['m'] - r['m_used']} regions no checked copy uses set apart (triage: unused).",
              "", f"{data['caches_total']} caches, {data['sites']} copy sites, "
              f"{data['checked_sites']} of them checked (size not a compile-time constant); "
              f"finder took {sum(data['seconds'].values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in data['seconds'].items())}).",
@@ -99,7 +108,7 @@ def to_markdown(data: dict) -> str:
                          f"{s['callee']}({s['pointer']}) | {s['member'] or '(start)'} | {s['status']} |")
     lines += ["", "## Regions no checked site was found in", ""]
     for name, why in r["missed"].items():
-        lines.append(f"- {name}: {why}")
+        lines.append(f"- {name}{' (unused)' if name in r['unused'] else ''}: {why}")
     if data["regions_without_cache"]:
         lines += ["", "## Regions no cache carries", ""]
         for c in data["regions_without_cache"]:

@@ -15,64 +15,19 @@ import re
 from dataclasses import dataclass
 
 from .copyfuncs import ALLOCATORS, KMALLOC_FLAVOURS, USERCOPY_ALLOCATORS, Alloc, CopyFunction, by_name
-from .csource import Decl, Function, Source, call_pattern, calls, declarations, function_at, functions
-from .model import Access, AccessKind, Site
+from .csource import Decl, Function, Source, call_pattern, calls, declarations, function_at, functions, split_top
+from .model import Access, AccessKind, Param, Site
+from .expr import is_constant, strip, top_plus
 from .structs import Structs
 from .tree import Tree
 
-_CAST = re.compile(r"^\(\s*(?:const\s+|volatile\s+)?(?:struct\s+|union\s+)?\w+(?:\s+(?:const|__user|__force|__iomem))*"
-                   r"\s*\**\s*(?:__force\s*)?\)\s*")
-_SIZEOF = re.compile(r"\bsizeof\s*(?:\((?:[^()]|\([^()]*\))*\)|[\w.>-]+)")
-_CONSTANT = re.compile(r"^[\s\d+\-*/()<>|&~xXa-fA-FuUlL]*$")
 _CHAIN = re.compile(r"^([A-Za-z_]\w*)((?:\s*(?:->|\.)\s*\w+|\s*\[[^\[\]]*\])*)$")
 _STEP = re.compile(r"\s*(->|\.)\s*(\w+)|\s*\[[^\[\]]*\]")
 _CALL_ROOT = re.compile(r"^(\w+)\s*\((.*)\)((?:\s*(?:->|\.)\s*\w+|\s*\[[^\[\]]*\])*)$", re.S)
 _CONTAINER = re.compile(r"^container_of(?:_const)?\s*\(.*,\s*(?:const\s+)?struct\s+(\w+)\s*,\s*[\w.]+\s*\)$", re.S)
+_PARAMS = re.compile(r"\w+\s*\(([^;{}]*)\)\s*(?:__\w+(?:\([^()]*\))?\s*)*$", re.S)
 RAW_BASES = frozenset({"void", "char", "u8", "__u8", "s8", "uint8_t", "unsigned", "u16", "u32", "u64",
                        "__le16", "__le32", "__be32", "__le64", "int", "long", "short", "__u32", "__u64"})
-
-
-def _strip(expr: str) -> str:
-    expr = " ".join(expr.split())
-    while True:
-        before = expr
-        expr = _CAST.sub("", expr)
-        if expr.startswith("(") and _balanced_outer(expr):
-            expr = expr[1:-1].strip()
-        if expr == before:
-            return expr
-
-
-def _balanced_outer(expr: str) -> bool:
-    depth = 0
-    for i, c in enumerate(expr):
-        depth += c == "("
-        depth -= c == ")"
-        if depth == 0 and i < len(expr) - 1:
-            return False
-    return depth == 0
-
-
-def _top_plus(expr: str) -> tuple[str, str] | None:
-    """`base + off` / `base - off` at the top level: (base, off)."""
-    depth = 0
-    for i, c in enumerate(expr):
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif c in "+-" and depth == 0 and i > 0 and expr[i - 1] not in "-+" and \
-                expr[i + 1:i + 2] not in (">", "+", "-") and expr[i - 1:i + 1] != "->":
-            return expr[:i].strip(), expr[i + 1:].strip()
-    return None
-
-
-def is_constant(size: str) -> bool:
-    """A compile-time constant size (check_object_size() skipped)."""
-    rest = _SIZEOF.sub("1", " ".join(size.split()))
-    rest = re.sub(r"\b[A-Z_][A-Z0-9_]*\b(?!\s*\()", "1", rest)
-    rest = re.sub(r"\((?:const\s+)?(?:unsigned\s+)?(?:int|long|size_t|u32|u64|unsigned)\)", "", rest)
-    return bool(_CONSTANT.match(rest)) and bool(rest.strip())
 
 
 @dataclass
@@ -83,6 +38,7 @@ class Context:
     globals_: dict[str, Decl]
     structs: Structs
     wrappers: dict[str, tuple[str, str]]
+    pos: int = -1                  # the copy call's offset: which assignment reaches it
 
 
 def resolve(expr: str, ctx: Context, depth: int = 0) -> Access:
@@ -95,24 +51,32 @@ def resolve(expr: str, ctx: Context, depth: int = 0) -> Access:
 
 
 def _resolve(expr: str, ctx: Context, depth: int = 0) -> Access:
-    expr = _strip(expr)
+    expr = strip(expr)
     if depth > 3:
         return Access(AccessKind.UNKNOWN, why="alias chain too long")
-    plus = _top_plus(expr)
+    plus = top_plus(expr)
     if plus:
         base = resolve(plus[0], ctx, depth + 1)
         if base.kind is AccessKind.TYPED:
             if plus[1].strip() == "1" and not base.path and _is_struct_pointer(plus[0], ctx):
                 return Access(AccessKind.TYPED, base.struct, "+end", True, base.alloc)
             mem = ctx.structs.member(base.struct, base.path, ctx.src.path) if base.path else None
+            if mem is not None and not (mem.array or mem.pointers or mem.struct) and \
+                    not strip(plus[0]).startswith("&"):
+                # an integer member plus a pointer (`conn->rx_off + desc->cpu_addr`):
+                # the pointer is the other operand
+                return resolve(plus[1], ctx, depth + 1)
             known = mem is not None and mem.array
             return Access(AccessKind.TYPED, base.struct, base.path, known, base.alloc)
         return base
     addr = expr.startswith("&")
     if addr:
-        expr = _strip(expr[1:])
+        expr = strip(expr[1:])
     if m := _CONTAINER.match(expr):
         return Access(AccessKind.TYPED, m.group(1), "")
+    over = _overlay(expr, ctx, depth)
+    if over is not None:
+        return over
     root, steps, root_struct = _root(expr, ctx)
     if root is None:
         return Access(AccessKind.UNKNOWN, why=f"not a member chain: {expr[:60]}")
@@ -152,12 +116,31 @@ def _resolve(expr: str, ctx: Context, depth: int = 0) -> Access:
     return _walk(decl.struct, steps, addr, ctx, alloc)
 
 
+def _overlay(expr: str, ctx: Context, depth: int) -> Access | None:
+    """`IPCB(skb)->opt`, `&SOCK_SKB_CB(skb)->dropcount`: an accessor that
+    casts a member of another struct (skb->cb) to a struct pointer; the
+    copy is inside that member, whatever it reads of the struct laid over
+    it (Structs.overlays)."""
+    c = _CALL_ROOT.match(expr)
+    if not c or c.group(1) not in ctx.structs.overlays or "," in c.group(2):
+        return None
+    param, body = ctx.structs.overlays[c.group(1)]
+    arg = strip(c.group(2))
+    if not _CHAIN.match(arg):
+        return None
+    inner = re.sub(rf"\(\s*{re.escape(param)}\s*\)|\b{re.escape(param)}\b", arg, body)
+    inner = strip(inner)
+    inner = strip(inner[1:]) if inner.startswith("*") else inner
+    got = resolve(inner, ctx, depth + 1)
+    return got if got.kind is AccessKind.TYPED and got.path else None
+
+
 def _first_arrow(steps: str) -> bool:
     return "->" in steps
 
 
 def _is_struct_pointer(expr: str, ctx: Context) -> bool:
-    m = _CHAIN.match(_strip(expr))
+    m = _CHAIN.match(strip(expr))
     return bool(m) and not m.group(2) and bool((ctx.decls.get(m.group(1)) or Decl("", "", "", 0, False)).struct)
 
 
@@ -194,6 +177,9 @@ def _walk(struct: str, steps: str, addr: bool, ctx: Context, alloc: tuple[str, .
             cur, path, alloc = last_mem.pointer_to, [], ()
         path.append(name)
         last_mem = ctx.structs.member(cur, ".".join(path), near)
+        if last_mem is None:                   # a member-name macro (vii_immed)
+            path = ctx.structs.expand(cur, ".".join(path), near).split(".")
+            last_mem = ctx.structs.member(cur, ".".join(path), near)
         if last_mem is None:
             return Access(AccessKind.UNKNOWN, why=f"no member {'.'.join(path)} in struct {cur}")
     if not addr and last_mem is not None and last_mem.pointers and not last_mem.array:
@@ -206,43 +192,92 @@ def _walk(struct: str, steps: str, addr: bool, ctx: Context, alloc: tuple[str, .
 
 
 def _assignments(var: str, ctx: Context) -> list[str]:
+    """What the function assigns VAR: with a copy call's position, the
+    assignments before it, the nearest first (kvm_stats_read()'s `src` is
+    four things in turn; the first that says something is taken), else
+    all of them."""
     if ctx.func is None:
         return []
     body = ctx.src.code[ctx.func.start:ctx.func.end]
+    if ctx.pos > 0:
+        before = _assigned(var, body[:ctx.pos - ctx.func.start])
+        if before:
+            return before[::-1]
+    return _assigned(var, body)
+
+
+def _param_root(value: str, ctx: Context) -> tuple[int, bool] | None:
+    """VALUE is a parameter of the function, maybe plus an offset:
+    (its index, whether an offset is added)."""
+    expr = strip(value)
+    plus = top_plus(expr)
+    root = strip(plus[0]) if plus else expr
+    names = params(ctx.src, ctx.func) if ctx.func else []
+    return (names.index(root), plus is not None) if root and root in names else None
+
+
+def _assigned(var: str, body: str) -> list[str]:
     out = [a.strip() for a in re.findall(rf"(?<![\w.>]){re.escape(var)}\s*=(?!=)\s*([^;]+);", body)]
     return out
 
 
 def _allocs(var: str, ctx: Context) -> tuple[str, ...]:
-    tags = []
-    for value in _assignments(var, ctx):
-        m = re.match(r"^(?:\([^()]*\)\s*)*(\w+)\s*\((.*)\)$", value, re.S)
-        if not m:
-            continue
-        name, args = m.group(1), m.group(2)
-        kind = ALLOCATORS.get(name)
-        if kind in (Alloc.CACHE, Alloc.POOL):
-            first = args.split(",")[0].strip()
-            first = re.split(r"->|\.", first)[-1]
-            tags.append(f"{kind}:{first}")
-        elif kind == Alloc.KMALLOC:
-            flavour = next((f for word, f in KMALLOC_FLAVOURS if word in args), "kmalloc")
-            if name in USERCOPY_ALLOCATORS:
-                flavour = "usersized-kmalloc"
-            if flavour == "usersized-kmalloc" and "ACCOUNT" in args:
-                flavour = "usersized-kmalloc-cg"
-            tags.append(f"kmalloc:{flavour}")
-        elif name in ctx.wrappers:
-            tags.append(":".join(ctx.wrappers[name]))
-    return tuple(dict.fromkeys(tags))
+    tags = [alloc_tag(value, ctx.wrappers) for value in _assignments(var, ctx)]
+    return tuple(dict.fromkeys(t for t in tags if t))
+
+
+def alloc_tag(value: str, wrappers: dict[str, tuple[str, str]]) -> str:
+    """What VALUE, an allocator's call, allocates from: "cache:VAR",
+    "pool:VAR", "kmalloc:FAMILY", a wrapper's; "" for anything else."""
+    m = re.match(r"^(?:\([^()]*\)\s*)*(\w+)\s*\((.*)\)$", value.strip(), re.S)
+    if not m:
+        return ""
+    name, args = m.group(1), m.group(2)
+    kind = ALLOCATORS.get(name)
+    if kind in (Alloc.CACHE, Alloc.POOL):
+        first = args.split(",")[0].strip()
+        first = re.split(r"->|\.", first)[-1]
+        return f"{kind}:{first}"
+    if kind == Alloc.KMALLOC:
+        flavour = next((f for word, f in KMALLOC_FLAVOURS if word in args), "kmalloc")
+        if name in USERCOPY_ALLOCATORS:
+            flavour = "usersized-kmalloc"
+        if flavour == "usersized-kmalloc" and "ACCOUNT" in args:
+            flavour = "usersized-kmalloc-cg"
+        return f"kmalloc:{flavour}"
+    if name in wrappers:
+        return ":".join(wrappers[name])
+    return ""
+
+
+def _passed(value: str, ctx: Context) -> str:
+    """`__raw_xsave_addr(xsave, i)`, a function that returns its argument
+    (plus an offset: Structs.passes): that argument (plus an offset)."""
+    m = re.fullmatch(r"(\w+)\s*\((.*)\)", value, re.S)
+    if not m or m.group(1) not in ctx.structs.passes:
+        return value
+    index, plus = ctx.structs.passes[m.group(1)]
+    args = split_top(m.group(2), 0, len(m.group(2)))
+    if index >= len(args):
+        return value
+    arg = m.group(2)[args[index][0]:args[index][1]].strip()
+    return offset_of(arg) if plus else arg
+
+
+def offset_of(expr: str) -> str:
+    """EXPR plus an offset not known here, as an expression resolve() reads."""
+    # `(x) + off` alone would read as a cast of `+ off`
+    return f"{expr} + __offset" if _CHAIN.match(expr) else f"({expr}) + __offset"
 
 
 def _alias(var: str, ctx: Context, depth: int) -> Access | None:
     for value in _assignments(var, ctx):
-        if re.match(r"^(?:\([^()]*\)\s*)*\w+\s*\(", value) and not _CONTAINER.match(_strip(value)) \
-                and not _CALL_ROOT.match(_strip(value)):
+        bare = _passed(strip(value), ctx)
+        if re.match(r"^\w+\s*\(", bare) and not _CONTAINER.match(bare) and not _CALL_ROOT.match(bare):
             continue
-        got = resolve(value, ctx, depth + 1)
+        if _param_root(bare, ctx):
+            return None            # a parameter's value: its callers say (_param)
+        got = resolve(bare, ctx, depth + 1)
         if got.kind in (AccessKind.TYPED, AccessKind.STACK, AccessKind.GLOBAL):
             return got
         if got.kind is AccessKind.RAW and got.alloc:
@@ -258,15 +293,19 @@ def find_wrappers(tree: Tree, files: list[str],
     """Functions and macros that return what a cache or pool allocator gives:
     __getname() -> ("cache", "names_cachep"), cifs_buf_get() -> ("pool", ...);
     POOLS gets each mempool_create_slab_pool()'s pool -> cache variable."""
-    pat = call_pattern([n for n, k in ALLOCATORS.items() if k in (Alloc.CACHE, Alloc.POOL)])
+    pat = call_pattern([n for n, k in ALLOCATORS.items() if k in (Alloc.CACHE, Alloc.POOL)] +
+                       [n for n, k in ALLOCATORS.items() if k == Alloc.KMALLOC])
     out: dict[str, tuple[str, str]] = {}
     for rel in files:
         text = tree.text(rel)
         if "mempool_create_slab_pool" in text:
             for pool, cache in _POOL.findall(text):
                 pools.setdefault(pool, cache)
+        # kmalloc wrappers matter when their own flags pick a family
+        # (seq_buf_alloc(): GFP_KERNEL_ACCOUNT, with the series | GFP_USERCOPY)
         if "kmem_cache_alloc" not in text and "mempool_alloc" not in text and \
-                "kmem_buckets_alloc" not in text:
+                "kmem_buckets_alloc" not in text and \
+                not any(word in text for word, _f in KMALLOC_FLAVOURS):
             continue
         src = tree.source(rel)
         for name, (params, body) in src.defines.items():
@@ -280,6 +319,10 @@ def find_wrappers(tree: Tree, files: list[str],
             if f is None or not call.args:
                 continue
             arg = re.split(r"->|\.", src.code[slice(*call.args[0])].strip())[-1]
+            if ALLOCATORS[call.name] == Alloc.KMALLOC:
+                arg = alloc_tag(src.code[call.start:call.end], {}).partition(":")[2]
+                if arg == "kmalloc":
+                    continue        # the default family: nothing a wrapper adds
             body = src.code[f.body:f.end]
             head = src.code[max(f.body, call.start - 120):call.start]
             v = re.search(r"(\w+)\s*=\s*(?:\([^()]*\)\s*)?$", head)
@@ -292,50 +335,114 @@ def find_wrappers(tree: Tree, files: list[str],
 
 
 def scan(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str, str]],
-         progress=None) -> list[Site]:
-    table = by_name()
+         progress=None, table: dict[str, list[CopyFunction]] | None = None,
+         files: list[str] | None = None) -> list[Site]:
+    """Every call of TABLE's copy functions (the base table: copyfuncs) in
+    FILES (every .c file), its kernel pointer resolved in the caller."""
+    table = table if table is not None else {n: [f] for n, f in by_name().items()}
     pat = call_pattern(table)
-    names = tuple(table)
     out: list[Site] = []
-    files = [f for f in tree.files() if f.endswith(".c")]
+    if files is None:       # .h files too: static inline helpers
+        files = tree.files_matching([r"\b(" + "|".join(sorted(table)) + r")\s*\("])
     for n, rel in enumerate(files, 1):
-        if progress and n % 5000 == 0:
+        if progress and n % 10000 == 0:
             progress(f"sites: {n} of {len(files)} files, {len(out)} sites")
-        text = tree.text(rel)
-        if not any(name in text for name in names):
+        if not pat.search(tree.text(rel)):
             continue
         src = tree.source(rel)
         funcs = functions(src)
         globals_ = _file_scope(src, funcs)
         decl_cache: dict[int, dict[str, Decl]] = {}
         for call in calls(src, pat):
-            fn: CopyFunction = table[call.name]
-            if len(call.args) <= max(fn.kptr, fn.size):
-                continue
             func = function_at(funcs, call.start)
             if func is None:
                 continue        # a prototype or a macro's body
-            if func.start not in decl_cache:
-                decl_cache[func.start] = declarations(src.code[func.start:func.end])
-            ctx = Context(src, func, decl_cache[func.start], globals_, structs, wrappers)
-            ptr = " ".join(src.code[slice(*call.args[fn.kptr])].split())
-            size = " ".join(src.code[slice(*call.args[fn.size])].split())
-            checked = fn.always or not (is_constant(size) or
-                                         _constant_before(src, func, call.start, size))
-            out.append(Site(rel, src.line_of(call.start), func.name, fn.name, fn.direction,
-                            ptr, size, checked, resolve(ptr, ctx)))
+            for fn in table[call.name]:
+                if (fn.only_file and fn.only_file != rel) or len(call.args) <= max(fn.kptr, fn.size):
+                    continue
+                if func.start not in decl_cache:
+                    decl_cache[func.start] = declarations(src.code[func.start:func.end])
+                ctx = Context(src, func, decl_cache[func.start], globals_, structs, wrappers,
+                              call.start)
+                out.append(site_of(ctx, rel, call, fn))
     return out
+
+
+def site_of(ctx: Context, rel: str, call, fn: CopyFunction) -> Site:
+    src, func = ctx.src, ctx.func
+    ptr = " ".join(src.code[slice(*call.args[fn.kptr])].split())
+    size = " ".join(src.code[slice(*call.args[fn.size])].split()) if fn.size >= 0 else \
+        f"({fn.where})"
+    checked = fn.always or not (is_constant(size) or _constant_before(src, func, call.start, size))
+    via = fn.where.split("(", 1)[0].rsplit(" ", 1)[-1] if fn.where.startswith("derived:") else ""
+    access = resolve(offset_of(ptr) if fn.arith else ptr, ctx)
+    param = None
+    if access.kind is AccessKind.UNKNOWN or (access.kind is AccessKind.RAW and not access.alloc):
+        param = _param(ptr, size, ctx)
+    return Site(rel, src.line_of(call.start), func.name, fn.name, fn.direction, ptr, size,
+                checked, access, param, via)
+
+
+def params(src: Source, func: Function) -> list[str]:
+    """The names of FUNC's parameters, in order ("" for an unnamed one)."""
+    head = src.code[func.start:func.body].rstrip()
+    m = _PARAMS.search(head)
+    if not m:
+        return []
+    out = []
+    for a, b in split_top(m.group(1), 0, len(m.group(1))):
+        words = re.findall(r"\w+", re.sub(r"\[[^\]]*\]|\(\s*\*\s*(\w+)\s*\)\s*\(.*", r" \1 ",
+                                           m.group(1)[a:b]))
+        out.append(words[-1] if len(words) > 1 else "")
+    return out
+
+
+def _param(ptr: str, size: str, ctx: Context) -> Param | None:
+    """PTR is a parameter of the function, or a local whose nearest
+    assignment before the call that says something is one (`src = id +
+    pos; copy_to_user(.., src, ..)`)."""
+    src, func = ctx.src, ctx.func
+    got = _param_root(ptr, ctx)
+    bare = strip(ptr)
+    if got is None and re.fullmatch(r"\w+", bare):
+        for value in _assignments(bare, ctx):
+            value = _passed(strip(value), ctx)
+            got = _param_root(value, ctx)
+            if got is not None or resolve(value, ctx).kind is not AccessKind.UNKNOWN:
+                break
+    if got is None:
+        return None
+    names = params(src, func)
+    static = re.search(r"\bstatic\b", src.code[func.start:func.body]) is not None
+    size_index = names.index(size) if size in names else -1
+    return Param(got[0], got[1], size_index, static and src.path.endswith(".c"), static)
 
 
 def _constant_before(src: Source, func: Function, pos: int, size: str) -> bool:
     """SIZE is a variable whose last assignment before the call is a constant
-    (`len = sizeof(struct sctp_initmsg);`): the compiler sees a constant."""
+    that every path to the call takes (`len = sizeof(struct sctp_initmsg);`
+    in the call's own block): the compiler sees a constant.  One under an
+    `if` (`if (len > sizeof(f)) len = sizeof(f);`) leaves a variable."""
     if not re.fullmatch(r"[A-Za-z_]\w*", size):
         return False
-    found = re.findall(rf"(?<![\w.>]){re.escape(size)}\s*=(?!=)\s*([^;]+);", src.code[func.body:pos])
-    return bool(found) and is_constant(found[-1])
-
-
+    code = src.code
+    found = list(re.finditer(rf"(?<![\w.>]){re.escape(size)}\s*=(?!=)\s*([^;]+);", code[func.body:pos]))
+    if not found or not is_constant(found[-1].group(1)):
+        return False
+    at = func.body + found[-1].start()
+    between = code[at:pos]
+    depth = 0
+    for c in between:                     # the call is in the assignment's block
+        depth += c == "{"
+        depth -= c == "}"
+        if depth < 0:
+            return False
+    before = code[func.body:at].rstrip()
+    if re.search(r"\b(?:else|do)\s*$", before):
+        return False                      # `else len = ...;`
+    # a declaration's initializer (`int downcall_size = sizeof(..);`): its type words
+    before = re.sub(r"[\w\s*]*$", "", before)
+    return before.endswith((";", "{", "}", ","))   # not `if (...) len = ...;`
 def _file_scope(src: Source, funcs: list[Function]) -> dict[str, Decl]:
     parts = []
     last = 0

@@ -10,6 +10,9 @@ expected-oops/gaps/triage.toml.
   [[recall]]                 a cache with a region and no checked site found
   cache   = "NAME"
   why     = "..."
+  kind    = "missed"         a checked copy exists and the finder misses it (default)
+          | "unused"         no checked copy of the region exists in the tree: a
+                             region no site uses (attack surface), not a miss
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ UNTRIAGED = Entry("", Status.UNTRIAGED, "")
 @dataclass(frozen=True)
 class Triage:
     entries: tuple[Entry, ...] = ()
-    recall: tuple[tuple[str, str], ...] = ()
+    recall: tuple[tuple[str, str, str], ...] = ()    # (cache, why, kind)
 
     def status(self, key: str) -> Entry:
         for e in self.entries:
@@ -60,7 +63,11 @@ class Triage:
         return UNTRIAGED
 
     def recall_why(self, cache: str) -> str:
-        return next((why for name, why in self.recall if name == cache), "")
+        return next((why for name, why, _k in self.recall if name == cache), "")
+
+    def unused(self, cache: str) -> bool:
+        """CACHE's region has no checked copy in the tree (kind = "unused")."""
+        return any(name == cache and kind == "unused" for name, _w, kind in self.recall)
 
 
 def load(path: Path | None) -> Triage:
@@ -93,5 +100,8 @@ def load(path: Path | None) -> Triage:
         if not isinstance(t, dict) or not isinstance(t.get("cache"), str) or \
                 not isinstance(t.get("why"), str):
             raise GapsError(f"{path}: [[recall]] #{i}: needs cache and why (strings)")
-        recall.append((t["cache"], " ".join(t["why"].split())))
+        kind = t.get("kind", "missed")
+        if kind not in ("missed", "unused") or set(t) - {"cache", "why", "kind"}:
+            raise GapsError(f"{path}: [[recall]] #{i}: kind is missed or unused; keys cache, why, kind")
+        recall.append((t["cache"], " ".join(t["why"].split()), kind))
     return Triage(tuple(entries), tuple(recall))
