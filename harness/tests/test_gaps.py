@@ -78,6 +78,16 @@ def test_ib_mutation_makes_rds_ib_incoming_a_candidate(tmp_path):
     assert "kmem_cache_create_usercopy" in (FIXTURE / "net/rds/ib_recv.c").read_text()
 
 
+def test_gaps_json_and_md_carry_the_scans_cpu_time(tmp_path):
+    # the finder's cost target is CPU (test_gaps_trees), which a busy host
+    # does not inflate the way it does wall time; a scan this small may
+    # take less than a clock tick, so only the field's shape is checked here
+    _cli("--tree", str(FIXTURE), "--out", str(tmp_path), "--quiet")
+    data = json.loads((tmp_path / "gaps.json").read_text())
+    assert isinstance(data["cpu_seconds"], float) and data["cpu_seconds"] >= 0
+    assert " s of CPU." in (tmp_path / "gaps.md").read_text()
+
+
 def test_second_run_reuses_the_scan(tmp_path):
     assert _cli("--tree", str(FIXTURE), "--out", str(tmp_path)).returncode == 1
     again = _cli("--tree", str(FIXTURE), "--out", str(tmp_path))

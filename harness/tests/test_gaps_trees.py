@@ -81,5 +81,8 @@ def test_every_candidate_has_a_status(tree):
 
 
 @pytest.mark.parametrize("tree", TREES)
-def test_one_tree_in_under_20_minutes(tree):
-    assert sum(_load(tree)["seconds"].values()) < 20 * 60
+def test_one_tree_in_under_20_minutes_of_cpu(tree):
+    # CPU, not wall time: the scan is one process (and its greps), so on an
+    # idle machine its wall time is its CPU time, and a loaded host (865 s
+    # of wall at load 6-9 on 2026-12-06, ~170 s of CPU) does not decide it.
+    assert 0 < _load(tree)["cpu_seconds"] < 20 * 60

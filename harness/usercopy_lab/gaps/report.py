@@ -82,6 +82,7 @@ def to_json(scan, triage: Triage, tree_label: str) -> dict:
         "regions_without_cache": [{"name": c.name, "file": c.file, "region": str(c.region)}
                                   for c in scan.unregistered],
         "seconds": {k: round(v, 1) for k, v in scan.seconds.items()},
+        "cpu_seconds": round(scan.cpu_seconds, 1),
         "caches": caches,
     }
 
@@ -95,7 +96,8 @@ def to_markdown(data: dict) -> str:
              f"{r['m'] - r['m_used']} regions no checked copy uses set apart (triage: unused).",
              "", f"{data['caches_total']} caches, {data['sites']} copy sites, "
              f"{data['checked_sites']} of them checked (size not a compile-time constant); "
-             f"finder took {sum(data['seconds'].values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in data['seconds'].items())}).",
+             f"finder took {sum(data['seconds'].values()):.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in data['seconds'].items())}), "
+             f"{data.get('cpu_seconds', 0):.0f} s of CPU.",
              "", "## Candidates (checked copies outside the cache's region)", ""]
     cands = [(c, s) for c in data["caches"] for s in c["candidates"]]
     if not cands:

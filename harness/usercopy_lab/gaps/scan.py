@@ -1,6 +1,7 @@
 """One finder run over a tree: structs, caches, wrappers, sites, matches."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -27,6 +28,14 @@ class Scan:
     seconds: dict[str, float]
     structs: Structs | None = None
     derived: list[CopyFunction] | None = None   # copy functions the tree makes (derive.py)
+    cpu_seconds: float = 0.0   # CPU time of the run, its grep children included
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped children: unlike the wall
+    time in Scan.seconds, what a scan costs whatever else the host runs."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def run(tree: Tree, progress: Callable[[str], None] | None = None,
@@ -35,7 +44,7 @@ def run(tree: Tree, progress: Callable[[str], None] | None = None,
     (Structs.build_index), updated in place."""
     say = progress or (lambda _m: None)
     t = {}
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), _cpu()
     structs = Structs(tree)
     say(f"gaps: indexing struct definitions in {len(tree.files())} files")
     structs.build_index(say, index_cache)
@@ -58,7 +67,7 @@ def run(tree: Tree, progress: Callable[[str], None] | None = None,
     results = match_all(cs.caches, sites, structs, pools)
     t["match"] = time.monotonic() - t0 - sum(t.values())
     return Scan(tree, cs.caches, cs.protos_unregistered, sites, results, pools, wrappers, t, structs,
-                derived)
+                derived, _cpu() - c0)
 
 
 @dataclass
@@ -77,7 +86,7 @@ def rescan(base: Scan, tree: Tree, changed: list[str],
     (struct index, allocator wrappers, field flow of the other files) is
     the base's.  A patch that changes a header needs a full scan (cli)."""
     say = progress or (lambda _m: None)
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), _cpu()
     structs = base.structs
     structs.tree = tree
     structs._parsed.clear()
@@ -93,4 +102,4 @@ def rescan(base: Scan, tree: Tree, changed: list[str],
     results = match_all(caches, sites, structs, base.pools)
     say(f"gaps: {len(changed)} changed file(s) read again over the base scan")
     return Scan(tree, caches, base.unregistered, sites, results, base.pools, base.wrappers,
-                {"rescan": time.monotonic() - t0}, structs, base.derived)
+                {"rescan": time.monotonic() - t0}, structs, base.derived, _cpu() - c0)
