@@ -13,7 +13,7 @@
 #
 # `make kernels` (so `make` and `make test`) builds both 6.12 kernels, and
 # the stock-6.12 and series-6.12 suites run with every other suite; cold,
-# the line adds about 14-16 min on an idle 2-core machine (docs/line-6.12.md).
+# the line adds about 13 min on an idle 2-core machine (docs/line-6.12.md).
 #
 # The stock kernel (build/kernel-612stock) is the tarball + the lab's LKDTM
 # tests (patches-6.12/stock/series), configured with
