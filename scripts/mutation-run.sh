@@ -74,13 +74,18 @@ patch -d "$tree" -p1 --batch --quiet --dry-run < "$combined" ||
 
 # The files the mutation touches, and their mtimes, restored after the revert.
 mapfile -t touched < <(sed -n 's|^+++ [^/]*/\([^[:space:]]*\).*|\1|p' "$combined")
+# A file the patches create has no mtime to keep: the revert removes it.
 for f in "${touched[@]}"; do
+	[ -e "$tree/$f" ] || continue
 	mkdir -p "$times/tree/$(dirname "$f")"
 	touch -r "$tree/$f" "$times/tree/$f"
 done
 revert() {
 	patch -d "$tree" -p1 -R --batch --quiet < "$combined"
-	for f in "${touched[@]}"; do touch -r "$times/tree/$f" "$tree/$f"; done
+	for f in "${touched[@]}"; do
+		if [ -e "$times/tree/$f" ]; then touch -r "$times/tree/$f" "$tree/$f"
+		else rm -f "$tree/$f"; fi
+	done
 	mv "$tree.stamp.mutated" "$tree.stamp"
 }
 
