@@ -624,3 +624,4 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 
 include mk/gaps.mk
 include mk/line-6.12.mk
+include mk/anybus.mk

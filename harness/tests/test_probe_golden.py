@@ -1,6 +1,7 @@
 """In-guest probes with golden files (expected-oops/<suite>/NAME.txt), on
-the real consoles of the RDS probes (testdata/rds/, see its README.md):
-the fixed seeds kernel, and the test-only mutants without the regions."""
+the real consoles of the RDS probes (testdata/rds/) and of the Anybus-S
+probe (testdata/anybus/; each folder's README.md says where they come
+from): the fixed kernels, and the test-only mutants without the regions."""
 from __future__ import annotations
 
 import json
@@ -16,19 +17,24 @@ from usercopy_lab.run.suite import load_inputs, load_suites
 from usercopy_lab.run.trigger_run import check_golden_name, evaluate_check_log
 
 REPO = Path(__file__).resolve().parents[2]
-RDS = Path(__file__).parent / "testdata" / "rds"
+DATA = Path(__file__).parent / "testdata"
+RDS = DATA / "rds"
 SUITES = load_suites(REPO / "suites.toml")
 MUTANT = REPO / "expected-oops"
 
-# (console testdata/rds/KERNEL/SUITE/NAME.log, mutant golden folder or None,
-# verdict against the suite's own golden files)
+# (console testdata/PROBES/KERNEL/SUITE/NAME.log, mutant golden folder or
+# None, verdict against the suite's own golden files)
+PROBES = [("rds", "mutant-rds-no-region", ("seeds", "seeds-fallback"),
+           ("rds-tcp-cookie", "rds-ib-cookie")),
+          ("anybus", "mutant-anybuss-no-region", ("anybus", "anybus-fallback"),
+           ("anybus-process-data",))]
 CASES = [
-    (f"fixed/{suite}/{probe}.log", None, "PASS")
-    for suite in ("seeds", "seeds-fallback") for probe in ("rds-tcp-cookie", "rds-ib-cookie")
+    (f"{folder}/fixed/{suite}/{probe}.log", None, "PASS")
+    for folder, _, suites, probes in PROBES for suite in suites for probe in probes
 ] + [
-    (f"mutant-rds-no-region/{suite}/{probe}.log",
-     "mutant-rds-no-region" + ("-fallback" if suite == "seeds-fallback" else ""), "FAIL")
-    for suite in ("seeds", "seeds-fallback") for probe in ("rds-tcp-cookie", "rds-ib-cookie")
+    (f"{folder}/{mutant}/{suite}/{probe}.log",
+     mutant + ("-fallback" if suite.endswith("-fallback") else ""), "FAIL")
+    for folder, mutant, suites, probes in PROBES for suite in suites for probe in probes
 ]
 FIXED_TCP = RDS / "fixed/seeds/rds-tcp-cookie.log"
 MUTANT_TCP = RDS / "mutant-rds-no-region/seeds/rds-tcp-cookie.log"
@@ -36,13 +42,13 @@ MUTANT_TCP_WARN = RDS / "mutant-rds-no-region/seeds-fallback/rds-tcp-cookie.log"
 
 
 def judge(log: str, golden):
-    path = RDS / log
+    path = DATA / log
     return evaluate_check_log(path.parent.name, path.stem, path, golden=golden)
 
 
 @pytest.mark.parametrize("log,mutant,verdict", CASES)
 def test_probe_console_against_the_suites_golden_files(log, mutant, verdict):
-    path = RDS / log
+    path = DATA / log
     result = judge(log, SUITES[path.parent.name].golden().get(check_golden_name(path.stem)))
     assert result.verdict == verdict, result.diffs
 
