@@ -36,7 +36,8 @@
 #    checked to `git am` alone onto a fresh `git init` of the pristine tree
 #    and to build there: `make tinyconfig` + the lab fragment +
 #    kernel-config/matrix/95-rds-tcp.config (RDS over TCP, which 0010
-#    touches), bzImage, with no compiler warning (skip with --no-build).
+#    touches) + 96-anybus.config (the Anybus-S host, 0012), bzImage, with
+#    no compiler warning (skip with --no-build).
 # Environment: SERIES_LOCK=FILE runs each fix's bzImage build under
 # `flock FILE nice -n 5`, one kernel per hold; its time excludes the wait.
 # Exits non-zero on any failure.
@@ -57,7 +58,9 @@ KEEP=0
 BUILD=1
 JOBS=${JOBS:-2}
 LAB_CONFIG=${LAB_CONFIG:-kernel-config/lab.config}
-FIX_CONFIG=${FIX_CONFIG:-kernel-config/matrix/95-rds-tcp.config}
+# FIX_CONFIG: space-separated fragments, merged in order
+FIX_CONFIG=${FIX_CONFIG:-kernel-config/matrix/95-rds-tcp.config kernel-config/matrix/96-anybus.config}
+read -ra fix_configs <<< "$FIX_CONFIG"
 
 # kmake MAKE-ARGS...: make, under `flock $SERIES_LOCK nice -n 5` when
 # SERIES_LOCK is set (one kernel per hold, as series-check.sh); the seconds
@@ -258,7 +261,7 @@ for p in "${fixes[@]}"; do
 		{ "${git_[@]}" -C "$fverify" am --abort >/dev/null 2>&1 || true
 		  die "the exported $p does not git am onto a fresh pristine tree"; }
 	if [ "$BUILD" = 1 ]; then
-		log "fix $p: building bzImage (tinyconfig + $(basename "$LAB_CONFIG") + $(basename "$FIX_CONFIG"))"
+		log "fix $p: building bzImage (tinyconfig + $(basename "$LAB_CONFIG")$(printf ' + %s' "${fix_configs[@]##*/}"))"
 		t0=$SECONDS
 		# kconfig's own messages (merge_config's "override: ... changes
 		# choice state") go to a log of their own: only kbuild's lines are
@@ -266,7 +269,7 @@ for p in "${fixes[@]}"; do
 		{
 			make -C "$fverify" tinyconfig &&
 			(cd "$fverify" && scripts/kconfig/merge_config.sh -m .config \
-				"$(abspath "$LAB_CONFIG")" "$(abspath "$FIX_CONFIG")") &&
+				"$(abspath "$LAB_CONFIG")" $(for c in "${fix_configs[@]}"; do abspath "$c"; done)) &&
 			make -C "$fverify" olddefconfig
 		} > "$WORK_DIR/config-$num.log" 2>&1 ||
 			{ tail -n 20 "$WORK_DIR/config-$num.log" >&2
