@@ -346,6 +346,36 @@ def test_a_region_of_expressions_is_compared_as_written(recall_scan):
     assert lk.unsure == []
 
 
+ANYBUS = "drivers/staging/fieldbus/anybuss/host.c"
+
+
+def test_offsetof_through_an_anonymous_union_member(recall_scan, tmp_path):
+    """anybus-s' ab_task: area_pd is a member of an anonymous union; without
+    a region both copies of area_pd.buf are candidates, with
+    offsetof(struct ab_task, area_pd.buf), sizeof_field(struct ab_task,
+    area_pd.buf) (the region a fix gives it) both are inside."""
+    ab = _by_name(recall_scan, "<dev_name(dev)>")
+    assert ab.cache.region.kind is RegionKind.NONE and ab.cache.struct == "ab_task"
+    sites_of = {(m.site.function, m.path) for m in ab.outside}
+    assert sites_of == {("anybuss_read_output", "area_pd.buf"), ("create_area_user_writer", "area_pd.buf")}
+    import shutil
+    tree_dir = tmp_path / "tree"
+    shutil.copytree(RECALL, tree_dir)
+    host = tree_dir / ANYBUS
+    text = host.read_text()
+    old = "kmem_cache_create(dev_name(dev),\n\t\t\t\t       sizeof(struct ab_task), 0, 0, NULL);"
+    assert old in text
+    host.write_text(text.replace(old, "kmem_cache_create_usercopy(dev_name(dev),\n"
+                                 "\t\t\t\t       sizeof(struct ab_task), 0, 0,\n"
+                                 "\t\t\t\t       offsetof(struct ab_task, area_pd.buf),\n"
+                                 "\t\t\t\t       sizeof_field(struct ab_task, area_pd.buf), NULL);"))
+    fixed = _by_name(scan.run(Tree(tree_dir)), "<dev_name(dev)>")
+    r = fixed.cache.region
+    assert (r.kind, r.struct, r.first, r.last) == (RegionKind.FIELDS, "ab_task", "area_pd.buf", "area_pd.buf")
+    assert {(m.site.function, m.path) for m in fixed.inside} == sites_of
+    assert fixed.outside == [] and fixed.unsure == []
+
+
 @pytest.mark.parametrize("a,b,diff", [
     ("((cache_size / 4) + (0)) - 1", "cache_size / 4", -1),
     ("(cache_size) / 4 + 8", "cache_size/4", 8),
