@@ -177,6 +177,7 @@ class Values:
     funcs: list[Function] = field(default_factory=list)
     _zeros: dict[str, str] | None = None
     _stable: dict[str, bool] = field(default_factory=dict)
+    _decls: dict[int, dict] = field(default_factory=dict)   # function start -> its declarations
 
     def __post_init__(self) -> None:
         if not self.funcs:
@@ -190,19 +191,26 @@ class Values:
         parts.append(self.src.code[last:])
         return "\n".join(parts)
 
-    def _bodies(self) -> str:
-        return "\n".join(self.src.code[f.start:f.end] for f in self.funcs)
+    def _written(self, name: str) -> bool:
+        """A function that does not declare its own NAME writes it."""
+        for f in self.funcs:
+            text = self.src.code[f.start:f.end]
+            if name not in text or not _writes(name, text):
+                continue
+            if f.start not in self._decls:
+                self._decls[f.start] = declarations(text)
+            if name not in self._decls[f.start]:
+                return True
+        return False
 
     def zeros(self) -> dict[str, str]:
-        """File-scope `static T x;` (no initializer) that no function writes: 0."""
+        """File-scope `static T x;` (no initializer) that stays as it is
+        (stable()): 0."""
         if self._zeros is None:
             scope = " ".join(self._file_scope().split())
-            bodies = self._bodies()
-            self._zeros = {}
-            for name in declarations(scope):
-                if re.search(rf"\bstatic\s+[^;=(){{}}]*(?<![\w.>]){re.escape(name)}\s*;", scope) and \
-                        not _writes(name, bodies):
-                    self._zeros[name] = "0"
+            self._zeros = {name: "0" for name in declarations(scope)
+                           if re.search(rf"\bstatic\s+[^;=(){{}}]*(?<![\w.>]){re.escape(name)}\s*;", scope)
+                           and self.stable(name)}
         return self._zeros
 
     def stable(self, name: str) -> bool:
@@ -215,7 +223,7 @@ class Values:
             self._stable[name] = name in declarations(scope) and \
                 re.search(rf"\bstatic\s+[^;(){{}}]*(?<![\w.>]){n}\s*[=;\[]", scope) is not None and \
                 not re.search(rf"\bmodule_param\w*\s*\(\s*{n}\b", scope) and \
-                not _writes(name, self._bodies())
+                not self._written(name)
         return self._stable[name]
 
     def locals_once(self, func: Function, pos: int) -> dict[str, str]:
@@ -236,9 +244,10 @@ class Values:
         once-written locals and the file's zero statics put in; None when a
         local or parameter of FUNC is left in them (a value of this call
         only, never the same as a region's)."""
-        values = {**self.zeros(), **self.locals_once(func, pos)}
-        out = tuple(substitute(e, values) for e in (offset, size))
         head = declarations(self.src.code[func.start:func.end])
+        values = {name: v for name, v in self.zeros().items() if name not in head}   # not shadowed
+        values.update(self.locals_once(func, pos))
+        out = tuple(substitute(e, values) for e in (offset, size))
         if any(name in head for e in out for name in identifiers(e)):
             return None
         return out[0], out[1]
