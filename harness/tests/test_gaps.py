@@ -329,3 +329,114 @@ def test_struct_index_reuses_unchanged_files_results(tmp_path):
     out = tmp_path / "out"
     assert _cli("--tree", str(tree_dir), "--out", str(out), "--quiet").returncode == 1
     assert (out / "index-cache.pickle").is_file()
+
+
+def test_a_region_of_expressions_is_compared_as_written(recall_scan):
+    """LKDTM's lkdtm-usercopy: region cache_size / 4, cache_size / 16 (a
+    static no function writes); do_usercopy_slab_whitelist() copies
+    `buf + offset` / `size` with offset = (cache_size / 4) + unconst and
+    unconst a static never written (0): inside; `buf + offset - 1`: outside."""
+    lk = _by_name(recall_scan, "lkdtm-usercopy")
+    assert (lk.cache.region.kind, lk.cache.region.useroffset, lk.cache.region.usersize) == \
+        (RegionKind.OPAQUE, "cache_size / 4", "cache_size / 16")
+    assert sorted((m.site.callee, m.site.pointer) for m in lk.inside) == \
+        [("copy_from_user", "buf + offset"), ("copy_to_user", "buf + offset")]
+    assert sorted((m.site.callee, m.site.pointer) for m in lk.outside) == \
+        [("copy_from_user", "buf + offset - 1"), ("copy_to_user", "buf + offset - 1")]
+    assert lk.unsure == []
+
+
+ANYBUS = "drivers/staging/fieldbus/anybuss/host.c"
+
+
+def test_offsetof_through_an_anonymous_union_member(recall_scan, tmp_path):
+    """anybus-s' ab_task: area_pd is a member of an anonymous union; without
+    a region both copies of area_pd.buf are candidates, with
+    offsetof(struct ab_task, area_pd.buf), sizeof_field(struct ab_task,
+    area_pd.buf) (the region a fix gives it) both are inside."""
+    ab = _by_name(recall_scan, "<dev_name(dev)>")
+    assert ab.cache.region.kind is RegionKind.NONE and ab.cache.struct == "ab_task"
+    sites_of = {(m.site.function, m.path) for m in ab.outside}
+    assert sites_of == {("anybuss_read_output", "area_pd.buf"), ("create_area_user_writer", "area_pd.buf")}
+    import shutil
+    tree_dir = tmp_path / "tree"
+    shutil.copytree(RECALL, tree_dir)
+    host = tree_dir / ANYBUS
+    text = host.read_text()
+    old = "kmem_cache_create(dev_name(dev),\n\t\t\t\t       sizeof(struct ab_task), 0, 0, NULL);"
+    assert old in text
+    host.write_text(text.replace(old, "kmem_cache_create_usercopy(dev_name(dev),\n"
+                                 "\t\t\t\t       sizeof(struct ab_task), 0, 0,\n"
+                                 "\t\t\t\t       offsetof(struct ab_task, area_pd.buf),\n"
+                                 "\t\t\t\t       sizeof_field(struct ab_task, area_pd.buf), NULL);"))
+    fixed = _by_name(scan.run(Tree(tree_dir)), "<dev_name(dev)>")
+    r = fixed.cache.region
+    assert (r.kind, r.struct, r.first, r.last) == (RegionKind.FIELDS, "ab_task", "area_pd.buf", "area_pd.buf")
+    assert {(m.site.function, m.path) for m in fixed.inside} == sites_of
+    assert fixed.outside == [] and fixed.unsure == []
+
+
+@pytest.mark.parametrize("a,b,diff", [
+    ("((cache_size / 4) + (0)) - 1", "cache_size / 4", -1),
+    ("(cache_size) / 4 + 8", "cache_size/4", 8),
+    ("(size_t)(sizeof(struct x) + 4)", "sizeof(struct x)", 4),
+    ("P9_HDRSZ + 4", "4 + P9_HDRSZ", 0),
+    ("a - (b - c)", "a - b + c", 0),
+    ("cache_size / 4", "cache_size / 16", None),
+    ("cache_size >> 2", "cache_size / 4", None),      # equal values, other expressions
+    ("2 * n", "n + n", None)])
+def test_linear_sums_compare_as_written(a, b, diff):
+    from usercopy_lab.gaps.symbolic import linear
+    assert linear(a).minus(linear(b)) == diff
+
+
+def test_a_region_of_expressions_only_where_its_values_are_the_same(tmp_path):
+    """Inside only with the region's own expressions: in the cache's file,
+    from its statics no function writes, with the copy's locals written
+    once before it; a region of a parameter (9p's clnt->msize), a local
+    written twice (a static's name too), a module parameter's region or a
+    copy in another file is unsure."""
+    tree = _mini_tree(tmp_path, {
+        "drivers/w.c": "static size_t cache_size = 1024;\nstatic size_t zero;\n"
+                       "static struct kmem_cache *wc, *pc;\n"
+                       "void init(struct client *clnt)\n{\n"
+                       " wc = kmem_cache_create_usercopy(\"w\", cache_size, 0, 0, cache_size / 4 + zero,\n"
+                       "  cache_size / 16, NULL);\n"
+                       " pc = kmem_cache_create_usercopy(\"p\", clnt->msize, 0, 0, 8, clnt->msize - 8, NULL);\n}\n"
+                       "void good(void __user *u, size_t n)\n{\n char *buf = kmem_cache_alloc(wc, GFP_KERNEL);\n"
+                       " size_t off = cache_size / 4 + 8;\n"
+                       " copy_to_user(u, buf + off, cache_size / 16 - 8);\n"
+                       " copy_to_user(u, buf + cache_size / 4, cache_size / 16 + 1);\n"
+                       " copy_to_user(u, buf, cache_size / 16);\n"
+                       " copy_to_user(u, buf + cache_size / 4, n);\n}\n"
+                       "void twice(void __user *u, int x)\n{\n u8 *buf = kmem_cache_alloc(wc, GFP_KERNEL);\n"
+                       " size_t off = cache_size / 4;\n if (x)\n  off = 0;\n"
+                       " copy_to_user(u, buf + off, cache_size / 16);\n}\n"
+                       "void param(void __user *u, struct client *clnt)\n{\n"
+                       " char *buf = kmem_cache_alloc(pc, GFP_KERNEL);\n"
+                       " copy_to_user(u, buf + 8, clnt->msize - 8);\n}\n"
+                       "void shadow(void __user *u, int x)\n{\n char *buf = kmem_cache_alloc(wc, GFP_KERNEL);\n"
+                       " size_t zero = 4;\n if (x)\n  zero = 0;\n"
+                       " copy_to_user(u, buf + cache_size / 4 + zero, cache_size / 16);\n}\n",
+        "drivers/m.c": "static size_t msz;\nmodule_param(msz, ulong, 0644);\nstatic struct kmem_cache *mc;\n"
+                       "void minit(void)\n{\n mc = kmem_cache_create_usercopy(\"m\", 1024, 0, 0, msz, 16, NULL);\n}\n",
+        "drivers/other.c": "extern struct kmem_cache *wc;\n"
+                           "void elsewhere(void __user *u)\n{\n char *buf = kmem_cache_alloc(wc, GFP_KERNEL);\n"
+                           " copy_to_user(u, buf + cache_size / 4, cache_size / 16);\n}\n"})
+    result = scan.run(tree)
+    w = _by_name(result, "w")
+    assert (w.cache.region.useroffset, w.cache.region.usersize) == ("cache_size / 4 + (0)", "cache_size / 16")
+    placed = {(m.site.function, m.site.pointer, m.site.size, m.placement) for m in w.inside + w.outside + w.unsure}
+    assert placed == {
+        ("good", "buf + off", "cache_size / 16 - 8", Placement.INSIDE),
+        ("good", "buf + cache_size / 4", "cache_size / 16 + 1", Placement.OUTSIDE),
+        ("good", "buf", "cache_size / 16", Placement.OUTSIDE),
+        ("good", "buf + cache_size / 4", "n", Placement.UNSURE),
+        ("twice", "buf + off", "cache_size / 16", Placement.UNSURE),
+        ("shadow", "buf + cache_size / 4 + zero", "cache_size / 16", Placement.UNSURE),
+        ("elsewhere", "buf + cache_size / 4", "cache_size / 16", Placement.UNSURE)}
+    p = _by_name(result, "p")
+    assert p.cache.region.kind is RegionKind.OPAQUE and p.cache.region.useroffset == ""
+    assert [m.placement for m in p.unsure] == [Placement.UNSURE] and p.inside == []
+    m = _by_name(result, "m")       # a module parameter may change after the cache is made
+    assert m.cache.region.kind is RegionKind.OPAQUE and m.cache.region.useroffset == ""

@@ -4,12 +4,14 @@ kmem_buckets_create() (the series), struct proto tables that
 proto_register(.., 1) gives a cache, and the kmalloc families."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 from .csource import Source, call_pattern, calls, functions, matching, split_args
 from .model import Cache, Region, RegionKind
 from .structs import Structs
+from .symbolic import Values
 from .tree import Tree
 
 CREATORS = {
@@ -138,6 +140,7 @@ def scan(tree: Tree, structs: Structs, progress=None) -> CacheScan:
 
 def _creates(src: Source, structs: Structs) -> list[Cache]:
     out = []
+    values: Values | None = None
     for call in calls(src, _CREATE):
         if src.line_of(call.start) and _is_definition(src, call):
             continue
@@ -166,6 +169,14 @@ def _creates(src: Source, structs: Structs) -> list[Cache]:
         else:
             uo, us = (_local_value(src, call.start, _expand(src, args[i])) for i in (o_arg, u_arg))
             region = parse_region(uo, us, size, structs, src.path)
+            if region.kind is RegionKind.OPAQUE:
+                # expressions a copy in this file may name as they are (LKDTM's
+                # cache_size / 4, cache_size / 16): match.py compares them
+                values = values or Values(src)
+                sym = values.region(next((f for f in values.funcs if f.body <= call.start < f.end), None),
+                                    _unparen(_norm(uo)), _unparen(_norm(us)))
+                if sym:
+                    region = dataclasses.replace(region, useroffset=sym[0], usersize=sym[1])
         if call.name == "kmem_buckets_create":
             name += "-*"
         if name in RUNTIME_REGIONS and region.kind is RegionKind.OPAQUE:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .model import AccessKind, Cache, CacheResult, Match, Placement, RegionKind, Site
 from .structs import Structs
+from .symbolic import linear
 
 
 def _join(q: str, p: str) -> str:
@@ -98,6 +99,31 @@ class Matcher:
             return Placement.UNSURE
         return Placement.INSIDE if k1 < kf < k2 else Placement.OUTSIDE
 
+    @staticmethod
+    def place_window(cache: Cache, site: Site) -> Placement:
+        """A region given as expressions against a copy from the buffer's
+        start plus an offset (Site.window), both read as linear sums
+        (symbolic.linear) in the cache's own file, where the region's
+        variables are the file's statics no function writes:
+        the offset is useroffset + k and the size usersize + j for
+        constants k, j: inside when 0 <= k and k + j <= 0, outside
+        otherwise (LKDTM's `buf + offset - 1`: k = -1); a copy of the
+        region's size from an offset that is no such sum starts elsewhere
+        than the region: outside; anything else is unsure."""
+        r, w = cache.region, site.window
+        if w is None or not r.useroffset or site.file != cache.file:
+            return Placement.UNSURE
+        parts = [linear(x) for x in (w.offset, r.useroffset, w.size, r.usersize)]
+        if None in parts:
+            return Placement.UNSURE
+        off, uo, size, us = parts
+        k, j = off.minus(uo), size.minus(us)
+        if k is not None and j is not None:
+            return Placement.INSIDE if 0 <= k and k + j <= 0 else Placement.OUTSIDE
+        if j == 0:
+            return Placement.OUTSIDE
+        return Placement.UNSURE
+
     def _overlap(self, cache: Cache, path: str, first: str) -> bool:
         """PATH and the region's FIRST member are members of one anonymous
         union, side by side (jfs: i_inline and i_inline_all)."""
@@ -135,6 +161,8 @@ class Matcher:
                     path = _join(emb[0], a.path) if emb else a.path
                     pl = self.place(c, path, a.offset_known) if emb else \
                         (Placement.INSIDE if c.region.kind is RegionKind.WHOLE else Placement.UNSURE)
+                elif c.region.kind is RegionKind.OPAQUE and c.region.useroffset and site.window:
+                    path, pl = "", self.place_window(c, site)
                 else:
                     path = a.path if a.kind is AccessKind.TYPED else ""
                     known = a.offset_known and a.kind is AccessKind.TYPED

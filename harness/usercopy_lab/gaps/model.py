@@ -29,6 +29,11 @@ class Region:
     first: str = ""            # member path, "a.b"
     last: str = ""             # member path of the last member covered
     text: str = ""             # the source's useroffset, usersize
+    # OPAQUE: useroffset and usersize as expressions the file's copies can
+    # name (file-scope variables no function writes: symbolic.Values.region);
+    # "" when the region is not comparable so
+    useroffset: str = ""
+    usersize: str = ""
 
     def __str__(self) -> str:
         if self.kind in (RegionKind.FIELDS, RegionKind.TAIL):
@@ -36,6 +41,8 @@ class Region:
                 else f"{self.first}..{self.last}"
             tail = ".." if self.kind is RegionKind.TAIL else ""
             return f"struct {self.struct}: {span}{tail}"
+        if self.kind is RegionKind.OPAQUE and self.useroffset:
+            return "opaque, compared as written"
         return self.kind.value
 
 
@@ -91,6 +98,14 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Window:
+    """A copy from a byte buffer's start plus an offset, as expressions
+    (the function's once-written locals put in: symbolic.Values.window)."""
+    offset: str                # "0" for the buffer's start
+    size: str
+
+
+@dataclass(frozen=True)
 class Site:
     file: str
     line: int
@@ -103,6 +118,7 @@ class Site:
     access: Access
     param: Param | None = None  # the pointer is a parameter of FUNCTION, not resolved further
     via: str = ""              # a derived copy function: the copy call it reaches in the end
+    window: Window | None = None  # a byte buffer plus an offset: for an OPAQUE region (match.py)
 
     @property
     def key(self) -> str:

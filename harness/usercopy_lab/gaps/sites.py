@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from .copyfuncs import ALLOCATORS, KMALLOC_FLAVOURS, USERCOPY_ALLOCATORS, Alloc, CopyFunction, by_name
 from .csource import Decl, Function, Source, call_pattern, calls, declarations, function_at, functions, split_top
-from .model import Access, AccessKind, Param, Site
+from .model import Access, AccessKind, Param, Site, Window
 from .expr import is_constant, strip, top_plus
 from .structs import Structs
+from .symbolic import Values
 from .tree import Tree
 
 _CHAIN = re.compile(r"^([A-Za-z_]\w*)((?:\s*(?:->|\.)\s*\w+|\s*\[[^\[\]]*\])*)$")
@@ -26,6 +27,8 @@ _STEP = re.compile(r"\s*(->|\.)\s*(\w+)|\s*\[[^\[\]]*\]")
 _CALL_ROOT = re.compile(r"^(\w+)\s*\((.*)\)((?:\s*(?:->|\.)\s*\w+|\s*\[[^\[\]]*\])*)$", re.S)
 _CONTAINER = re.compile(r"^container_of(?:_const)?\s*\(.*,\s*(?:const\s+)?struct\s+(\w+)\s*,\s*[\w.]+\s*\)$", re.S)
 _PARAMS = re.compile(r"\w+\s*\(([^;{}]*)\)\s*(?:__\w+(?:\([^()]*\))?\s*)*$", re.S)
+# pointer arithmetic on these counts bytes: `buf + offset` is offset bytes in
+BYTE_BASES = frozenset({"void", "char", "u8", "__u8", "s8", "__s8", "uint8_t", "int8_t"})
 RAW_BASES = frozenset({"void", "char", "u8", "__u8", "s8", "uint8_t", "unsigned", "u16", "u32", "u64",
                        "__le16", "__le32", "__be32", "__le64", "int", "long", "short", "__u32", "__u64"})
 
@@ -39,6 +42,7 @@ class Context:
     structs: Structs
     wrappers: dict[str, tuple[str, str]]
     pos: int = -1                  # the copy call's offset: which assignment reaches it
+    values: Values | None = None   # the file's known values (symbolic.py), made when first needed
 
 
 def resolve(expr: str, ctx: Context, depth: int = 0) -> Access:
@@ -353,6 +357,7 @@ def scan(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str, str]],
         funcs = functions(src)
         globals_ = _file_scope(src, funcs)
         decl_cache: dict[int, dict[str, Decl]] = {}
+        values: Values | None = None
         for call in calls(src, pat):
             func = function_at(funcs, call.start)
             if func is None:
@@ -363,8 +368,9 @@ def scan(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str, str]],
                 if func.start not in decl_cache:
                     decl_cache[func.start] = declarations(src.code[func.start:func.end])
                 ctx = Context(src, func, decl_cache[func.start], globals_, structs, wrappers,
-                              call.start)
+                              call.start, values)
                 out.append(site_of(ctx, rel, call, fn))
+                values = ctx.values
     return out
 
 
@@ -379,8 +385,28 @@ def site_of(ctx: Context, rel: str, call, fn: CopyFunction) -> Site:
     param = None
     if access.kind is AccessKind.UNKNOWN or (access.kind is AccessKind.RAW and not access.alloc):
         param = _param(ptr, size, ctx)
+    window = _window(ptr, size, ctx, call.start) if access.kind is AccessKind.RAW and access.alloc \
+        and not fn.arith and fn.size >= 0 else None
     return Site(rel, src.line_of(call.start), func.name, fn.name, fn.direction, ptr, size,
-                checked, access, param, via)
+                checked, access, param, via, window)
+
+
+def _window(ptr: str, size: str, ctx: Context, pos: int) -> Window | None:
+    """PTR is a local byte pointer (`unsigned char *buf`) plus an offset:
+    the offset and SIZE with the function's once-written locals put in
+    (symbolic.Values.window), for a region given as expressions."""
+    expr = strip(ptr)
+    plus = top_plus(expr)
+    base = plus[0] if plus else expr
+    offset = expr[len(base):].strip() if plus else "0"
+    decl = ctx.decls.get(base)
+    if not re.fullmatch(r"[A-Za-z_]\w*", base) or decl is None or decl.pointers != 1 or \
+            decl.struct or decl.base not in BYTE_BASES or ctx.func is None:
+        return None
+    if ctx.values is None:
+        ctx.values = Values(ctx.src)
+    got = ctx.values.window(ctx.func, pos, offset, size)
+    return Window(*got) if got else None
 
 
 def params(src: Source, func: Function) -> list[str]:
