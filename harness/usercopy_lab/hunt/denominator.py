@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..gaps.compiled import CompiledSources
-from .coverage import DIRECTIONS, Coverage, ReachNote, note_for
+from .coverage import DIRECTIONS, Coverage, ReachNote, _pct, note_for
 
 TARGET = 0.8
 # The finder's words for the two directions (gaps/model.py Direction).
@@ -280,7 +280,3 @@ def not_measured(why: str) -> dict[str, Any]:
 
 def _round(n: int, m: int) -> float:
     return round(100.0 * n / m, 1) if m else 0.0
-
-
-def _pct(n: int, m: int) -> str:
-    return f"{100.0 * n / m:.1f} %" if m else "0.0 %"
