@@ -123,8 +123,9 @@ def test_n_of_m_counts_pairs_of_m_only_and_lists_what_is_left_and_outside():
     assert outside == {("names_cache", "exposure"), ("kmalloc-cg-64", "exposure")}
     left = {(p.cache, p.direction) for p in fig.left()}
     assert ("kmalloc-64", "exposure") not in left and ("kmalloc-8", "exposure") in left
-    assert f"exercised {cn} of {cm} caches and {n} of {m} (cache, direction) pairs" \
-        in fig.summary() and "below the 80% target" in fig.summary()
+    assert f"exercised {cn} of {cm} caches ({100 * cn / cm:.1f} %) and {n} of {m} " \
+        "(cache, direction) pairs" in fig.summary()
+    assert "(the 80% target, on pairs: not met;" in fig.summary()
 
 
 def test_the_figure_in_findings_json_and_md():

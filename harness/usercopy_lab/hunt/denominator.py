@@ -229,11 +229,11 @@ class Figure:
         n, m = self.pairs()
         f, _ = self.pairs(foreign_only=True)
         cn, cm = self.caches()
-        verdict = "meets" if m and n >= TARGET * m else "below"
-        return (f"exercised {cn} of {cm} caches and {n} of {m} (cache, direction) pairs "
-                f"= {_pct(n, m)} of the finder's denominator ({verdict} the "
-                f"{TARGET:.0%} target; {f} = {_pct(f, m)} by workloads written elsewhere "
-                f"alone)")
+        verdict = "met" if m and n >= TARGET * m else "not met"
+        return (f"exercised {cn} of {cm} caches ({_pct(cn, cm)}) and {n} of {m} "
+                f"(cache, direction) pairs = {_pct(n, m)} of the finder's denominator "
+                f"(the {TARGET:.0%} target, on pairs: {verdict}; {f} = {_pct(f, m)} by "
+                f"workloads written elsewhere alone)")
 
     def to_json(self, notes: list[ReachNote]) -> dict[str, Any]:
         n, m = self.pairs()
