@@ -5,7 +5,7 @@ Fixtures (testdata/hunt-denominator/, each with where it came from in its
 header): gaps-excerpt.json, thirteen caches of make gaps' output for the
 lab's tree (6.1 + series, 2026-12-06); compiled-seeds-excerpt.txt, the
 files of those caches' sites that the seeds kernel compiled
-(gaps/compiled.py on build/kernel-seeds, 2026-12-06).  The booted caches
+(hunt/compiled.py on build/kernel-seeds, 2026-12-06).  The booted caches
 are the seeds audit console's (testdata/console-series/seeds/
 audit-slab-caches.log), the histogram made as test_hunt_coverage.py makes
 it (kernel/trace/trace_events_hist.c's format).
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.gaps.compiled import CompiledSources
+from usercopy_lab.hunt.compiled import CompiledSources
 from usercopy_lab.hunt import runner
 from usercopy_lab.hunt.coverage import Coverage, ReachNote, parse_histogram
 from usercopy_lab.hunt.denominator import (DenominatorError, Figure, Left, build,

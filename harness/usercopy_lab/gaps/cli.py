@@ -20,9 +20,8 @@ from .model import GapsError
 from .tree import Tree
 
 FINDER_DIR = Path(__file__).resolve().parent
-# Modules that only render or judge a scan: a change to them reuses it
-# (compiled.py is not the scan's at all: make hunt restricts a scan with it).
-RENDER_ONLY = frozenset({"cli.py", "report.py", "triage.py", "__init__.py", "compiled.py"})
+# Modules that only render or judge a scan: a change to them reuses it.
+RENDER_ONLY = frozenset({"cli.py", "report.py", "triage.py", "__init__.py"})
 
 
 INDEX_CACHE = "index-cache.pickle"

@@ -4,7 +4,7 @@ The old figure divides by every cache of the booted kernel with a region
 (coverage.py); about 40 % of those have no checked copy anywhere in the
 tree, so no workload can reach them.  The finder (make gaps, docs/gaps.md)
 lists for every cache the checked copy sites it found; restricted to the
-files the hunt kernel compiled (gaps/compiled.py), they say which caches
+files the hunt kernel compiled (compiled.py), they say which caches
 and directions a workload *can* reach in this kernel.  The rule, per
 (cache, direction) of the booted kernel's caches with a region:
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..gaps.compiled import CompiledSources
+from .compiled import CompiledSources
 from .coverage import DIRECTIONS, Coverage, ReachNote, _pct, note_for
 
 TARGET = 0.8

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..capture.console_capture import Cancel, capture_guest, pexpect_available
-from ..gaps.compiled import CompiledError, CompiledSources, compiled_sources
+from .compiled import CompiledError, CompiledSources, compiled_sources
 from ..capture.qemu_boot import GuestSpec, choose_accel, qemu_available
 from ..run.run_dir import open_run_dir
 from ..run.trigger_run import kernel_vmlinux
@@ -53,7 +53,7 @@ HELPER = "hunt-run"
 MEMORY_MB = 768
 # The 9p share every hunt guest gets (fs-probes mounts it: 9p-fcall-cache).
 NINEP_TAG = "hunt9p"
-# The files the booted kernel was compiled from (gaps/compiled.py), kept
+# The files the booted kernel was compiled from (compiled.py), kept
 # in the run when it starts: the finder's denominator of a later harvest
 # stays that of the kernel the guests booted.
 COMPILED = "compiled-sources.txt"

@@ -1,4 +1,4 @@
-"""gaps/compiled.py: which files a built kernel compiled, from its link
+"""hunt/compiled.py: which files a built kernel compiled, from its link
 (vmlinux.a) and each object's .cmd file.
 
 The .cmd text below is the head and tail of build/kernel-seeds/mm/.slub.o.cmd
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.gaps.compiled import (CompiledError, CompiledSources, archive_members,
+from usercopy_lab.hunt.compiled import (CompiledError, CompiledSources, archive_members,
                                         compiled_sources, read_cmd)
 
 SRC = "/work/main/build/linux-source-6.1"
