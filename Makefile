@@ -571,6 +571,11 @@ HUNT_INITRAMFS := $(BUILD)/initramfs-hunt.cpio
 HUNT_SMOKE_INITRAMFS := $(BUILD)/initramfs-hunt-smoke.cpio
 HUNT_SELFTESTS := $(BUILD)/hunt-selftests
 HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
+# The coverage's denominator: the gap finder's sites (make gaps) for the
+# lab's tree, restricted to the files the hunt kernel compiled
+# (docs/hunt.md).  make hunt scans the tree when it is missing (mk/gaps.mk
+# gaps-series: minutes cold); make gaps refreshes it.
+HUNT_GAPS ?= $(GAPS_OUT)/$(LINE)-series/gaps.json
 HUNT := $(PYTHON) -m usercopy_lab.hunt.runner
 # RUN/hunt/index.html from RUN/hunt/findings.json (output/hunt_page.py), also
 # after a hunt that exits 1 (an untriaged finding); the hunt's status stands.
@@ -587,8 +592,9 @@ initramfs-hunt: initramfs $(HUNT_SELFTESTS)/install
 
 hunt: initramfs-hunt
 	+$(MAKE) kernel KERNEL=$(HUNT_KERNEL)
+	+@test -f $(HUNT_GAPS) || $(MAKE) --no-print-directory gaps-series
 	$(HUNT) run --minutes $(HUNT_MINUTES) -j $(HUNT_JOBS) --kernel $(HUNT_KERNEL) \
-		--build-dir $(BUILD) --initramfs $(HUNT_INITRAMFS) --results $(RESULTS) \
+		--build-dir $(BUILD) --initramfs $(HUNT_INITRAMFS) --results $(RESULTS) --gaps $(HUNT_GAPS) \
 		$(if $(HUNT_SEED),--seed $(HUNT_SEED)) $(foreach w,$(HUNT_WORKLOADS),--workload $(w)) \
 		$(call HUNT_PAGE,$(RESULTS)/latest)
 
@@ -597,13 +603,13 @@ hunt-replay:
 	@[ -n "$(RUN)" ] && [ -n "$(FINDING)$(GUEST)" ] || \
 		{ echo "usage: make hunt-replay RUN=results/<run> FINDING=U-... | GUEST=g001-..."; exit 2; }
 	$(HUNT) replay $(RUN) $(foreach f,$(FINDING),--finding $(f)) $(foreach g,$(GUEST),--guest $(g)) \
-		--results $(RESULTS)
+		--results $(RESULTS) --gaps $(HUNT_GAPS)
 
 # The findings of a hunt again from its consoles (after editing
 # expected-oops/hunt/classifications.toml): RUN=results/<run>
 hunt-harvest:
 	@[ -n "$(RUN)" ] || { echo "usage: make hunt-harvest RUN=results/<run>"; exit 2; }
-	$(HUNT) harvest $(RUN) $(call HUNT_PAGE,$(RUN))
+	$(HUNT) harvest $(RUN) --gaps $(HUNT_GAPS) $(call HUNT_PAGE,$(RUN))
 
 # Part of `make test`: the pipeline on the seeds kernel (which make test
 # builds anyway; variant-seeds.config has the coverage probe's options):
@@ -619,7 +625,7 @@ hunt-smoke: initramfs $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL)/arch/x86/boot/bzImage
 	@scripts/probe-offsets.sh $(BUILD)/kernel-$(HUNT_SMOKE_KERNEL) >/dev/null
 	$(HUNT) run --smoke --kernel $(HUNT_SMOKE_KERNEL) --minutes 1 -j 2 --guest-seconds 12 \
 		--workload stress-net --workload lab-probes --build-dir $(BUILD) \
-		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke \
+		--initramfs $(HUNT_SMOKE_INITRAMFS) --results $(RESULTS)/hunt-smoke --gaps $(HUNT_GAPS) \
 		$(call HUNT_PAGE,$(RESULTS)/hunt-smoke/latest)
 
 include mk/gaps.mk

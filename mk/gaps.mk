@@ -8,6 +8,8 @@
 #                     $(GAPS_OUT)/<tree>/gaps.json + gaps.md each
 #   make gaps-test    make gaps, then the recall tests on its output
 #                     (harness/tests/test_gaps_trees.py)
+#   make gaps-series  the lab's tree only (make hunt runs it when its
+#                     denominator, $(GAPS_OUT)/$(LINE)-series/gaps.json, is missing)
 #
 # A tree is scanned again only when a file of it, the finder or the patch
 # changed ($(GAPS_OUT)/<tree>/stamp); --force in GAPS_FLAGS scans anyway.
@@ -22,7 +24,7 @@ GAPS_IB_MUTATION := lkdtm-tests/mutations/rds-ib-incoming-no-region.patch
 GAPS_FLAGS    ?=
 GAPS          := nice -n 19 $(PYTHON) -m usercopy_lab.gaps.cli --triage $(GAPS_TRIAGE) $(GAPS_FLAGS)
 
-.PHONY: gaps gaps-test
+.PHONY: gaps gaps-test gaps-series
 
 $(GAPS_PRISTINE)/Makefile:
 	@test -f $(TARBALL) || { echo "gaps: $(TARBALL) not found (apt install linux-source-$(LINE))"; exit 2; }
@@ -41,6 +43,13 @@ gaps: $(GAPS_PRISTINE)/Makefile
 		--base $(GAPS_OUT)/$(LINE)-pristine \
 		--label "$(LINE) pristine + $(GAPS_IB_MUTATION)" || rc=$$?; \
 	exit $$rc
+
+# The lab's tree alone: make hunt's denominator (HUNT_GAPS, docs/hunt.md)
+# when it is missing; an untriaged candidate does not stop the hunt.
+gaps-series:
+	@test -f $(TREE)/Makefile || { echo "gaps: $(TREE) is not there (make tree)"; exit 2; }
+	$(GAPS) --tree $(TREE) --out $(GAPS_OUT)/$(LINE)-series --label "$(LINE) + series ($(TREE))" \
+		|| test -f $(GAPS_OUT)/$(LINE)-series/gaps.json
 
 # The tests judge the output whatever make gaps exited with (an untriaged
 # candidate is one of their failures, with its name).

@@ -39,3 +39,16 @@ def test_make_test_runs_the_smoke_on_the_seeds_kernel_not_the_hunt_kernel():
     assert "hunt-smoke" in test_deps and "hunt" not in test_deps
     smoke = re.search(r"^hunt-smoke: (.*)$", db, re.M).group(1)
     assert "kernel-seeds" in smoke and "kernel-hunt" not in smoke
+
+
+def test_the_hunt_is_measured_against_the_finders_output_for_the_lab_tree():
+    if not shutil.which("make"):
+        pytest.skip("no make")
+    out = subprocess.run(["make", "-C", str(REPO), "-s", "--no-print-directory", "BUILD=/b",
+                          "--eval", "show-hunt-gaps: ; @echo $(HUNT_GAPS)", "show-hunt-gaps"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "/b/gaps/6.1-series/gaps.json"
+    db = _database()
+    recipe = re.search(r"^hunt: .*\n(?:#.*\n)*((?:\t.*\n)+)", db, re.M).group(1)
+    assert "gaps-series" in recipe and "--gaps $(HUNT_GAPS)" in recipe
+    assert re.search(r"^gaps-series:", db, re.M)

@@ -105,7 +105,10 @@ def _calibration(c: GuestConsole) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------- output
-def write_outputs(root: Path, h: Harvest, notes: list[ReachNote], meta: dict[str, Any]) -> Path:
+def write_outputs(root: Path, h: Harvest, notes: list[ReachNote], meta: dict[str, Any],
+                  finder: dict[str, Any] | None = None) -> Path:
+    """findings.json, findings.md and triage.txt; FINDER: the coverage
+    against the gap finder's denominator (runner.finder_figure)."""
     hunt = root / "hunt"
     findings = h.findings.ordered()
     data = {
@@ -113,7 +116,8 @@ def write_outputs(root: Path, h: Harvest, notes: list[ReachNote], meta: dict[str
         "counts": {"unique_usercopy": len(findings),
                    **{c.value: sum(1 for f in findings if f.klass is c) for c in Class},
                    "other_oopses": len(h.findings.others)},
-        "coverage": h.coverage.to_json(notes),
+        "coverage": {**h.coverage.to_json(notes),
+                     "finder": finder or {"measured": False, "summary": "not measured"}},
         "calibration": h.calibration,
         "findings": [f.to_json() for f in findings],
         "other_oopses": [o.to_json() for o in sorted(h.findings.others.values(),
@@ -138,6 +142,34 @@ def write_triage(guests: Path, out: Path) -> None:
     ns = parser.parse_args(["triage", "--syz-titles", str(guests)])
     with open(out, "w") as f:
         triage._run(ns, f, f)
+
+
+def finder_markdown(f: dict[str, Any]) -> list[str]:
+    """findings.md's part on the coverage against the finder's denominator."""
+    out = ["### Against the finder's denominator", "", f.get("summary", "not measured"), ""]
+    if not f.get("measured"):
+        return out
+    out += [f"M: {f['rule']} ({f['gaps_json']}: {f['finder_tree']}; "
+            f"{f['compiled_files']} files of {f['compiled_objects']} objects in "
+            f"{f['kbuild_dir']}).", ""]
+    if f["left"]:
+        out += [f"Left ({len(f['left'])} pairs of M never exercised), with the finder's "
+                "sites and the coverage note:", ""]
+        for p in f["left"]:
+            out.append(f"- {p['cache']} {p['direction']}: sites {'; '.join(p['sites'])}"
+                       + (f"; note: {p['note']}" if p["note"] else "; no note yet"))
+        out.append("")
+    if f["outside"]:
+        out += [f"Exercised outside M ({len(f['outside'])}: copies the finder does not "
+                "show; never counted in N): "
+                + ", ".join(f"{p['cache']} {p['direction']}" for p in f["outside"]), ""]
+    reasons: dict[str, int] = {}
+    for p in f["not_in_m"]:
+        reasons[p["why"]] = reasons.get(p["why"], 0) + 1
+    out += ["Pairs of the booted kernel not in M: "
+            + "; ".join(f"{n} {why}" for why, n in sorted(reasons.items())) + " "
+            "(each with the finder's reason in findings.json, coverage.finder.not_in_m).", ""]
+    return out
 
 
 def markdown(d: dict[str, Any]) -> str:
@@ -173,7 +205,9 @@ def markdown(d: dict[str, Any]) -> str:
         out.append(f"- {o['title']} ({o['kind']}): {o['count']}x, first "
                    f"{o['first']['log']}:{o['first']['line']} "
                    f"({o['first']['workload']}, seed {o['first']['seed']})")
-    out += ["", "## Coverage", "", cov["summary"], "",
+    out += ["", "## Coverage", ""] + finder_markdown(cov.get("finder") or {})
+    out += ["### Against every cache with a region of the booted kernel (the old "
+            "denominator)", "", cov["summary"], "",
             "Workloads written elsewhere: trinity, stress-ng, the tree's selftests; "
             "this lab's own fillers (family lab-probes) are marked where a pair was "
             "reached by them alone.", ""]

@@ -35,11 +35,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..capture.console_capture import Cancel, capture_guest, pexpect_available
+from .compiled import CompiledError, CompiledSources, compiled_sources
 from ..capture.qemu_boot import GuestSpec, choose_accel, qemu_available
 from ..run.run_dir import open_run_dir
 from ..run.trigger_run import kernel_vmlinux
 from .console import read_guest
-from .coverage import CoverageError, load_notes, probe_offsets
+from .coverage import Coverage, CoverageError, ReachNote, load_notes, probe_offsets
+from .denominator import DenominatorError, Figure, build as build_denominator, load_finder, \
+    not_measured
 from .findings import Findings, FindingsError, Occurrence, load_rules
 from .harvest import Harvest, harvest, write_outputs
 from .plan import GuestPlan, PlanError, load_workloads, plan_guests
@@ -50,6 +53,10 @@ HELPER = "hunt-run"
 MEMORY_MB = 768
 # The 9p share every hunt guest gets (fs-probes mounts it: 9p-fcall-cache).
 NINEP_TAG = "hunt9p"
+# The files the booted kernel was compiled from (compiled.py), kept
+# in the run when it starts: the finder's denominator of a later harvest
+# stays that of the kernel the guests booted.
+COMPILED = "compiled-sources.txt"
 
 
 class HuntError(Exception):
@@ -180,6 +187,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     guests = plan_guests(workloads, args.minutes, args.jobs, run_seed, args.workload,
                          args.guest_seconds, not args.no_calibrate)
     load_notes(args.notes)                    # likewise the coverage notes
+    if args.gaps.exists():
+        load_finder(args.gaps)                # and the finder's output, when there is one
     load_rules(args.classifications)          # a bad file stops the run before any boot
     setup = make_setup(args.build_dir, args.kernel, args.initramfs, args.accel)
     run_dir = open_run_dir(args.results)
@@ -187,6 +196,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         root = run_dir.path
         (root / "hunt" / "guests").mkdir(parents=True)
         setup = with_share(setup, root / "hunt" / "9p-share")
+        keep_compiled(setup.kernel, root / "hunt" / COMPILED)
         meta = {"run_id": run_dir.run_id, "kernel": args.kernel, "minutes": args.minutes,
                 "jobs": args.jobs, "run_seed": run_seed, "setup": setup.to_json(),
                 "command": " ".join(sys.argv)}
@@ -210,7 +220,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
             args: argparse.Namespace, interrupted: bool = False) -> int:
     h = harvest(root, rows, args.classifications)
-    path = write_outputs(root, h, load_notes(args.notes), meta)
+    notes = load_notes(args.notes)
+    finder = finder_figure(root, meta, args.gaps, h.coverage, notes)
+    path = write_outputs(root, h, notes, meta, finder)
     findings = h.findings.ordered()
     print(f"\nhunt: {len(rows)} guests, {len(findings)} unique usercopy report(s), "
           f"{len(h.findings.others)} other oops signature(s)")
@@ -224,7 +236,10 @@ def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
     for g in h.guests:
         if g.get("stopped_early"):
             print(f"hunt: {g['id']} stopped early: {g['stopped_early']} ({g['log']})")
-    print(f"hunt: coverage: {h.coverage.summary() if h.coverage.guests else 'not measured'}")
+    print(f"hunt: coverage against the finder's denominator (make gaps, restricted to the "
+          f"files this kernel compiled): {finder['summary']}")
+    print(f"hunt: coverage against every cache with a region of the booted kernel (the old "
+          f"denominator): {h.coverage.summary() if h.coverage.guests else 'not measured'}")
     cal = h.calibration
     if cal.get("ran"):
         print(f"hunt: calibration: {'as expected' if cal['ok'] else 'NOT as expected'} "
@@ -240,6 +255,41 @@ def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
         print(f"hunt: {len(h.findings.untriaged())} finding(s) untriaged: classify them in "
               f"{args.classifications}", file=sys.stderr)
     return 1 if bad else 0
+
+
+def keep_compiled(image: Path, out: Path) -> None:
+    """The files IMAGE's build compiled, into the run (COMPILED); a build
+    directory that cannot say (no vmlinux.a) leaves a note instead."""
+    try:
+        out.write_text(compiled_sources(kbuild_dir(image)).to_text())
+    except CompiledError as exc:
+        out.with_suffix(".why").write_text(f"{exc}\n")
+
+
+def kbuild_dir(image: Path) -> Path:
+    return image.parents[3]         # KBUILD/arch/x86/boot/bzImage
+
+
+def finder_figure(root: Path, meta: dict[str, Any], gaps: Path, coverage: Coverage,
+                  notes: list[ReachNote]) -> dict[str, Any]:
+    """The coverage against the finder's denominator (denominator.py) as
+    findings.json keeps it, or why it was not measured."""
+    if not coverage.guests:
+        return not_measured("no guest's coverage was measured")
+    if not gaps.is_file():
+        return not_measured(f"{gaps} not found (make gaps writes it)")
+    kept = root / "hunt" / COMPILED
+    try:
+        if kept.is_file():
+            compiled = CompiledSources.from_text(kept.read_text())
+        else:
+            compiled = compiled_sources(kbuild_dir(Path(meta["setup"]["kernel"])))
+    except (CompiledError, KeyError, IndexError) as exc:
+        why = kept.with_suffix(".why")
+        return not_measured(why.read_text().strip() if why.is_file()
+                            else f"what the kernel compiled is not known ({exc})")
+    denominator = build_denominator(load_finder(gaps), compiled, list(coverage.caches))
+    return Figure(denominator, coverage).to_json(notes)
 
 
 def _smoke_verdict(h: Harvest) -> int:
@@ -356,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
                        default=REPO / "expected-oops/hunt/classifications.toml")
         p.add_argument("--notes", type=Path,
                        default=REPO / "expected-oops/hunt/coverage-notes.toml")
+        p.add_argument("--gaps", type=Path, default=REPO / "build/gaps/6.1-series/gaps.json",
+                       help="the gap finder's output for the hunt kernel's tree: the "
+                       "coverage's denominator (make gaps; default %(default)s)")
 
     run = sub.add_parser("run", help="boot the hunt's guests and harvest them")
     common(run)
@@ -399,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (HuntError, PlanError, CoverageError, FindingsError) as exc:
+    except (HuntError, PlanError, CoverageError, FindingsError, DenominatorError) as exc:
         print(f"hunt: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
