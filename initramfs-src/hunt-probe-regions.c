@@ -29,7 +29,7 @@
  *            copy_event_to_user() copies event->name out of the event that
  *            inotify_handle_inode_event() kmalloc()ed with
  *            GFP_KERNEL_ACCOUNT: kmalloc-cg-64 .. kmalloc-cg-512 exposure.
- *  dedupe    FIDEDUPERANGE with 0 .. 169 destinations (all fd -1):
+ *  dedupe    FIDEDUPERANGE with 0 .. 127 destinations (all fd -1):
  *            ioctl_file_dedupe_range() memdup_user()s the request
  *            (usersized-kmalloc-<n> overwrite) and copies it back
  *            (exposure), 32 .. 4k; needs a regular file on a filesystem
@@ -299,8 +299,16 @@ static const char *dedupe_file(const char *given)
 static void dedupe_group(const char *given)
 {
 	struct group g = { .name = "dedupe" };
-	/* 24 + 24 * count bytes: 32, 64, 96, 128, 192, 256, 512, 1k, 2k, 4k */
-	static const unsigned short counts[] = { 0, 1, 3, 4, 7, 9, 15, 40, 84, 169 };
+	/*
+	 * offsetof(struct file_dedupe_range, info[count]) = 24 + 32 * count
+	 * bytes (a file_dedupe_range_info is 32): 24, 56, 88, 120, 184, 248,
+	 * 504, 1016, 2040, 4088 land in 32, 64, 96, 128, 192, 256, 512, 1k,
+	 * 2k, 4k; ioctl_file_dedupe_range() refuses more than PAGE_SIZE.
+	 */
+	static const unsigned short counts[] = { 0, 1, 2, 3, 5, 7, 15, 31, 63, 127 };
+	_Static_assert(sizeof(struct file_dedupe_range) == 24 &&
+		       sizeof(struct file_dedupe_range_info) == 32,
+		       "the counts above assume these sizes");
 	const char *file = dedupe_file(given);
 	struct file_dedupe_range *r = (struct file_dedupe_range *)buf;
 	size_t i, j;
