@@ -91,3 +91,12 @@ def test_findings_of_another_shape_are_one_line(tmp_path, capsys):
     (tmp_path / "hunt" / "findings.json").write_text('{"coverage": {"caches": [{}]}}')
     assert hunt_page.main([str(tmp_path)]) == 2
     assert "unexpected shape (KeyError" in capsys.readouterr().err
+
+
+def test_hunt_page_says_the_coverage_against_the_finders_denominator(copy):
+    run = copy("hunt/20261206-164220-14761")
+    assert hunt_page.main([str(run)]) == 0
+    text = check_structure(run / "hunt" / "index.html")
+    finder = text[text.index('<p id="finder">'):]
+    finder = finder[:finder.index("</p>")]
+    assert "112 of 140 (cache, direction) pairs = 80.0 % of the finder" in finder
