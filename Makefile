@@ -301,7 +301,7 @@ $(foreach a,$(ARCHES),$(eval $(call arch_initramfs,$(a))))
 # missing or stale (the compiler in each unit of the seeds build: it has no
 # DWARF); this target only shows them (and caches them).
 whitelist-values: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
-	$(PYTHON) -m usercopy_lab.judge.whitelist_spec expected-oops/seeds/slab-audit.toml \
+	$(PYTHON) -m usercopy_lab.audit.whitelist_spec expected-oops/seeds/slab-audit.toml \
 		--vmlinux $(BUILD)/kernel-seeds/vmlinux --cache $(BUILD)/kernel-seeds/whitelist-values.json
 
 suite: kernels initramfs
@@ -460,7 +460,7 @@ LAVA_OUT := $(BUILD)/lava
 LAVA_KERNEL ?=
 lava:
 	@scripts/lava/apt-install.sh lava-common
-	$(PYTHON) -m usercopy_lab.output.lava_jobs write --out $(LAVA_OUT) \
+	$(PYTHON) -m usercopy_lab.lava.jobs write --out $(LAVA_OUT) \
 		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
 
 lava-run: initramfs

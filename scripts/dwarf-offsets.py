@@ -6,7 +6,7 @@ debug information (the arch kernels, docs/arches.md): SOURCE (a path in the
 tree, e.g. kernel/fork.c) is compiled once more with the kernel build's own
 command line (KERNEL_DIR/DIR/.NAME.o.cmd: same compiler, ARCH, config and
 flags) plus -g, into a temporary object, whose DWARF is then read by
-harness/usercopy_lab/judge/dwarf_layout.py.  Nothing in KERNEL_DIR is written.
+harness/usercopy_lab/audit/dwarf_layout.py.  Nothing in KERNEL_DIR is written.
 
 EXPR is one of  offsetof(STRUCT,MEMBER)  sizeof_field(STRUCT,MEMBER)
 sizeof(STRUCT); MEMBER may be a designator (thread.uw, sctp.subscribe).
@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
-from usercopy_lab.judge.dwarf_layout import DwarfError, Layouts  # noqa: E402
+from usercopy_lab.audit.dwarf_layout import DwarfError, Layouts  # noqa: E402
 
 _EXPR = re.compile(r"\s*(offsetof|sizeof_field|sizeof)\(\s*(?:struct\s+)?(\w+)\s*"
                    r"(?:,\s*([\w.]+)\s*)?\)\s*")

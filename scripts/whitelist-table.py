@@ -3,7 +3,7 @@
 
 The usercopy regions of two kernel lines side by side, from the consoles of
 initramfs-src/audit-slab-caches (every cache of the booted guest with its
-region and aliases; parsed by usercopy_lab.judge.slab_audit), as Markdown
+region and aliases; parsed by usercopy_lab.audit.slab_audit), as Markdown
 on standard output (make whitelists-6.12 writes docs/whitelists-6.1-6.12.md).
 
 A row per cache name that has a region on either line, or that SLUB merged
@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from usercopy_lab.judge.slab_audit import SlabCache, SlabTable, parse_console
+from usercopy_lab.audit.slab_audit import SlabCache, SlabTable, parse_console
 from usercopy_lab.reports.log_reader import split_lines
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.judge import whitelist_spec
-from usercopy_lab.judge.compiled_layout import LayoutError, unit_command, unit_values
-from usercopy_lab.judge.dwarf_layout import Layouts
+from usercopy_lab.audit import whitelist_spec
+from usercopy_lab.audit.compiled_layout import LayoutError, unit_command, unit_values
+from usercopy_lab.audit.dwarf_layout import Layouts
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
 

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("elftools")
 
-from usercopy_lab.judge.dwarf_layout import DwarfError, Field, Layouts  # noqa: E402
+from usercopy_lab.audit.dwarf_layout import DwarfError, Field, Layouts  # noqa: E402
 
 ELF = Path(__file__).parent / "testdata" / "dwarf" / "layouts.elf"
 

@@ -9,8 +9,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "usercopy_lab"
 MAX_LINES = 500
 # Stage of each top-level module or subpackage: a module imports only from
 # lower stages and from its own subpackage.
-STAGE = {"model": 0, "inputs": 0, "capture": 1, "reports": 2, "judge": 3, "run": 4,
-         "hunt": 5, "output": 5, "gaps": 5, "cli": 6, "soak": 7, "__main__": 7, "__init__": 7}
+STAGE = {"model": 0, "inputs": 0, "capture": 1, "reports": 2, "audit": 3, "judge": 4,
+         "triage": 5, "run": 5, "hunt": 6, "output": 6, "gaps": 6, "lava": 7, "cli": 8,
+         "soak": 9, "__main__": 9, "__init__": 9}
 
 
 def _modules() -> dict[str, Path]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from usercopy_lab.hunt.coverage import Coverage, parse_histogram
 from usercopy_lab.hunt.plan import FOREIGN, load_workloads
 from usercopy_lab.reports.log_reader import split_lines
-from usercopy_lab.judge.slab_audit import parse_console
+from usercopy_lab.audit.slab_audit import parse_console
 
 DATA = Path(__file__).resolve().parent / "testdata"
 AUDIT = DATA / "console-series" / "seeds" / "audit-slab-caches.log"

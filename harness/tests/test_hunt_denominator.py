@@ -23,7 +23,7 @@ from usercopy_lab.hunt.coverage import Coverage, ReachNote, parse_histogram
 from usercopy_lab.hunt.denominator import (DenominatorError, Figure, Left, build,
                                            load_finder)
 from usercopy_lab.hunt.harvest import finder_markdown
-from usercopy_lab.judge.slab_audit import parse_console
+from usercopy_lab.audit.slab_audit import parse_console
 from usercopy_lab.reports.log_reader import split_lines
 
 DATA = Path(__file__).resolve().parent / "testdata"

@@ -16,7 +16,7 @@ import pytest
 from usercopy_lab.hunt.findings import Class, Findings, FindingsError, Occurrence, load_rules
 from usercopy_lab.reports.log_reader import split_lines
 from usercopy_lab.reports.oops_parser import iter_reports
-from usercopy_lab.judge.slab_audit import SlabCache, SlabTable, parse_console
+from usercopy_lab.audit.slab_audit import SlabCache, SlabTable, parse_console
 
 DATA = Path(__file__).resolve().parent / "testdata"
 TWO = DATA / "console-series" / "fallback" / "USERCOPY_WHITELIST_TWO_CACHES_TO.log"

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.judge.golden import Golden, load
-from usercopy_lab.output.lava_checks import (COMPLETE, INCOMPLETE, OPENER, ere_to_python, plan,
+from usercopy_lab.lava.checks import (COMPLETE, INCOMPLETE, OPENER, ere_to_python, plan,
                                              verdict)
-from usercopy_lab.output.lava_jobs import Job, suite_jobs
-from usercopy_lab.output.lava_replay import replay
+from usercopy_lab.lava.jobs import Job, suite_jobs
+from usercopy_lab.lava.replay import replay
 from usercopy_lab.capture.console_capture import TRAILER
 from usercopy_lab.capture.qemu_boot import NATIVE
 from usercopy_lab.run.suite import load_suites

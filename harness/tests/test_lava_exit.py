@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.model import TriggerResult
-from usercopy_lab.output import lava_results
-from usercopy_lab.output.lava_jobs import suite_jobs
-from usercopy_lab.output.lava_results import DIFFERENT, FAILED, PASSED, UNUSABLE, compare
+from usercopy_lab.lava import results as lava_results
+from usercopy_lab.lava.jobs import suite_jobs
+from usercopy_lab.lava.results import DIFFERENT, FAILED, PASSED, UNUSABLE, compare
 from usercopy_lab.output.result_formats import write_formats
 from usercopy_lab.output.results_report import write_json
 from usercopy_lab.run.suite import load_suites
@@ -154,7 +154,7 @@ def test_verdicts_of_real_lava_run_logs_exit_1_on_a_fail(tmp_path, suite, log, s
 
 def run_module(argv: list[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO / "harness")}
-    return subprocess.run([sys.executable, "-m", "usercopy_lab.output.lava_results", *argv],
+    return subprocess.run([sys.executable, "-m", "usercopy_lab.lava.results", *argv],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
@@ -168,9 +168,9 @@ every case of NAME recorded pass, whatever the console says."""
 import json, os, sys
 from pathlib import Path
 import yaml
-from usercopy_lab.output.lava_checks import COMPLETE, SUITE
-from usercopy_lab.output.lava_jobs import LOADER, REPO, find_job
-from usercopy_lab.output.lava_replay import replay
+from usercopy_lab.lava.checks import COMPLETE, SUITE
+from usercopy_lab.lava.jobs import LOADER, REPO, find_job
+from usercopy_lab.lava.replay import replay
 from usercopy_lab.run.suite import load_suites
 
 meta = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from usercopy_lab.output.lava_jobs import (LOADER, Artifacts, console_from_lava_log,
+from usercopy_lab.lava.jobs import (LOADER, Artifacts, console_from_lava_log,
                                            device_dictionary, job_context, job_definition, main,
                                            suite_jobs, validate, write_jobs)
 from usercopy_lab.run.suite import load_suites

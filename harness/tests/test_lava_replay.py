@@ -19,10 +19,10 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from usercopy_lab.output.lava_jobs import console_from_lava_log, find_job, suite_jobs
-from usercopy_lab.output.lava_checks import NEVER
-from usercopy_lab.output.lava_replay import MAXREAD, WINDOW, replay
-from usercopy_lab.output.lava_results import record_from_log, trigger_result
+from usercopy_lab.lava.jobs import console_from_lava_log, find_job, suite_jobs
+from usercopy_lab.lava.checks import NEVER
+from usercopy_lab.lava.replay import MAXREAD, WINDOW, replay
+from usercopy_lab.lava.results import record_from_log, trigger_result
 from usercopy_lab.run.suite import load_suites
 from usercopy_lab.run.trigger_run import check_golden_name, evaluate_check_log, evaluate_log
 

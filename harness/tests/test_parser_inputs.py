@@ -36,8 +36,8 @@ from hypothesis import given, settings, strategies as st
 from usercopy_lab.reports.log_reader import LogFormatError, ScanStats, open_log, open_stream
 from usercopy_lab.reports.oops_parser import iter_file, iter_stream
 from usercopy_lab.reports.trace_layout import TRACE_END
-from usercopy_lab.judge.triage_baseline import load_baseline, starts_json
-from usercopy_lab.judge.triage_inputs import TriageError
+from usercopy_lab.triage.baseline import load_baseline, starts_json
+from usercopy_lab.triage.inputs import TriageError
 from usercopy_lab.run.trigger_run import evaluate_log
 
 HARNESS = Path(__file__).resolve().parents[1]

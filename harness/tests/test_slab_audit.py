@@ -11,10 +11,10 @@ import pytest
 
 from usercopy_lab.judge.golden import Golden
 from usercopy_lab.run.run_loop import plan
-from usercopy_lab.judge.slab_audit import PROGRAM, AuditError, SlabTable, judge, parse_console
+from usercopy_lab.audit.slab_audit import PROGRAM, AuditError, SlabTable, judge, parse_console
 from usercopy_lab.run.suite import SuiteError, load_inputs, load_suites
 from usercopy_lab.run.trigger_run import evaluate_check_log
-from usercopy_lab.judge.whitelist_spec import DwarfTable, load_spec
+from usercopy_lab.audit.whitelist_spec import DwarfTable, load_spec
 
 SPEC = """
 [[cache]]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.judge import triage
+from usercopy_lab.triage import command as triage
 
 DATA = Path(__file__).parent / "testdata"
 TRIAGE = DATA / "triage"

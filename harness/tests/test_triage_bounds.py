@@ -33,10 +33,10 @@ import pytest
 
 from test_triage import cli  # the triage CLI in this process, its output
 from usercopy_lab import cli as lab_cli
-from usercopy_lab.judge import triage, triage_inputs
-from usercopy_lab.judge.triage_baseline import (BASELINE_JSON_LIMIT, BASELINE_JSON_VALUES,
+from usercopy_lab.triage import command as triage, inputs as triage_inputs
+from usercopy_lab.triage.baseline import (BASELINE_JSON_LIMIT, BASELINE_JSON_VALUES,
                                                load_baseline)
-from usercopy_lab.judge.triage_inputs import TriageError, is_log_name
+from usercopy_lab.triage.inputs import TriageError, is_log_name
 
 HARNESS = Path(__file__).resolve().parents[1]
 DATA = HARNESS / "tests" / "testdata"

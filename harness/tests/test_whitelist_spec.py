@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.judge.whitelist_spec import (SpecError, State, Term, compute, load_or_compute,
+from usercopy_lab.audit.whitelist_spec import (SpecError, State, Term, compute, load_or_compute,
                                                load_spec, parse_expr)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_dwarf_values_are_computed_once_per_vmlinux_and_spec(tmp_path):
 
 
 def test_cli_prints_the_values_and_names_a_missing_vmlinux(tmp_path, capsys):
-    from usercopy_lab.judge.whitelist_spec import main
+    from usercopy_lab.audit.whitelist_spec import main
     pytest.importorskip("elftools")
     spec_path = tmp_path / "audit.toml"
     spec_path.write_text(SPEC)

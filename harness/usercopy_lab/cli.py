@@ -20,7 +20,7 @@ from .capture.console_capture import pexpect_available
 from .capture.initramfs import with_modules
 from .capture.qemu_boot import ARCHES, NATIVE, choose_accel, qemu_available
 from .inputs import CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir
-from .judge import triage
+from .triage import command as triage
 from .judge.golden import load_layered
 from .judge.verdict import FAILING, SKIP
 from .model import BootMode, TriggerResult

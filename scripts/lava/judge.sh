@@ -27,7 +27,7 @@ judge() {
 	compare=(--lava "$out/lava-results.json" --match "$out/match-junit.xml")
 	[ -z "$ours" ] || compare+=(--ours "$ours")
 	rc=0
-	"$py" -m usercopy_lab.output.lava_results compare --suite "$suite" "${compare[@]}" \
+	"$py" -m usercopy_lab.lava.results compare --suite "$suite" "${compare[@]}" \
 		> "$out/compare.txt" || rc=$?
 	return "$rc"
 }

@@ -106,7 +106,7 @@ fi
 
 rm -rf "$out"
 mkdir -p "$out/logs" "$out/consoles/$suite" "$out/lava-run"
-"$py" -m usercopy_lab.output.lava_jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
+"$py" -m usercopy_lab.lava.jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
 # Where a LAVA worker would find its dispatcher: only needed for NFS
 # substitutions; set so that lava-run does not look for a default route.
 printf 'dispatcher_ip: 127.0.0.1\n' > "$out/dispatcher.yaml"
@@ -120,7 +120,7 @@ one_job() {
 		--device "$out/jobs/qemu-device.yaml" --dispatcher "$out/dispatcher.yaml" \
 		"$job" > "$out/lava-run/$t.stdout" 2> "$out/logs/$t.yaml" || rc=$?
 	secs=$(echo "$(date +%s.%N) - $start" | bc)
-	"$py" -m usercopy_lab.output.lava_jobs console "$out/logs/$t.yaml" > "$out/consoles/$suite/$t.log"
+	"$py" -m usercopy_lab.lava.jobs console "$out/logs/$t.yaml" > "$out/consoles/$suite/$t.log"
 	printf '%s %.1fs lava-run exit %s\n' "$t" "$secs" "$rc"
 }
 export -f one_job
@@ -138,7 +138,7 @@ printf 'total %.1fs for %d jobs, %d at a time\n' "$total" "${#jobs[@]}" "$parall
 	tee -a "$out/timing.txt"
 
 rc=0
-"$py" -m usercopy_lab.output.lava_results verdicts --suite "$suite" --logs "$out/logs" \
+"$py" -m usercopy_lab.lava.results verdicts --suite "$suite" --logs "$out/logs" \
 	--json "$out/lava-results.json" > "$out/lava-table.txt" || rc=$?
 # 1: a job is FAIL or ERROR in LAVA, a verdict judge weighs; more: none
 [ "$rc" -le 1 ] || die "no verdicts from LAVA's logs in $out/logs (exit $rc)"

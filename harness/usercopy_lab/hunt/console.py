@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..judge.slab_audit import AuditError, SlabTable, parse_console
+from ..audit.slab_audit import AuditError, SlabTable, parse_console
 from ..model import Report
 from ..reports.console_markers import read_markers
 from ..reports.log_lines import normalize, program_lines

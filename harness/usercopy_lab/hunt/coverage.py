@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judge.dwarf_layout import DwarfError, Layouts
-from ..judge.slab_audit import SlabTable
+from ..audit.dwarf_layout import DwarfError, Layouts
+from ..audit.slab_audit import SlabTable
 
 PROBE_CACHE = "hunt-probe.json"
 COMPILED_OFFSETS = "probe-offsets.txt"     # scripts/probe-offsets.sh

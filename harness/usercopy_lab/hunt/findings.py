@@ -31,7 +31,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ..judge.slab_audit import SlabTable
+from ..audit.slab_audit import SlabTable
 from ..model import Report
 
 USERCOPY_KINDS = ("usercopy_warn", "usercopy_abort", "usercopy_legacy")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..judge import triage
+from ..triage import command as triage
 from .console import GuestConsole, read_guest
 from .coverage import Coverage, ReachNote
 from .findings import Class, Findings, Occurrence, load_rules

@@ -1,1 +1,1 @@
-"""judge: decide what a captured console means: golden match, verdict, fault, slab audit, triage."""
+"""judge: decide what a captured console means: golden match, verdict, fault, the selftests ' scan."""

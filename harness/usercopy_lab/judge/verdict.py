@@ -8,11 +8,11 @@ from pathlib import Path
 from ..inputs import shown
 from ..model import Report, Verdict, usercopy_line
 from ..reports.console_markers import ConsoleMarkers
-from .dwarf_layout import DwarfError
+from ..audit.dwarf_layout import DwarfError
 from .faults import Fault
 from .golden import Golden, match_expected
-from .slab_audit import audit_console
-from .whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
+from ..audit.slab_audit import audit_console
+from ..audit.whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
 
 PASS, FAIL, XFAIL, SKIP, ERROR = Verdict
 FAILING = (FAIL, ERROR)

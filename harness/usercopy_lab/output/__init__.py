@@ -1,1 +1,1 @@
-"""output: results.json / KTAP / JUnit / markdown, their checks, and the LAVA jobs and checks."""
+"""output: the result formats (results.json, KTAP, JUnit, markdown, the HTML pages) and their checks."""

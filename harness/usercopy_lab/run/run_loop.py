@@ -32,11 +32,11 @@ from ..capture.qemu_boot import GuestSpec, Machine, arch_accel
 from ..capture.restore import ResidentSlot
 from ..capture.snapshot import SnapshotPool
 from ..inputs import shown
-from ..judge.dwarf_layout import DwarfError
+from ..audit.dwarf_layout import DwarfError
 from ..judge.golden import Golden
-from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
+from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.verdict import ERROR
-from ..judge.whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
+from ..audit.whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
 from ..model import BootMode, TriggerResult
 from .suite import Suite, SuiteError, SuiteInputs
 from .trigger_run import Boot, RunLimits, check_golden_name, kernel_vmlinux, run_trigger

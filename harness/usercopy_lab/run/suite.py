@@ -18,8 +18,8 @@ from ..capture.qemu_boot import ARCHES, NATIVE
 from ..inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
                       load_toml, read_text, shown)
 from ..judge.golden import Golden, load_layered
-from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
-from ..judge.whitelist_spec import load_spec
+from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
+from ..audit.whitelist_spec import load_spec
 
 
 class SuiteError(InputError):

@@ -19,7 +19,7 @@ from ..judge.console_scan import grep_after_start, scan_console
 from ..judge.faults import ConsoleFacts, Fault, classify
 from ..judge.golden import Golden
 from ..judge.selftests import evaluate_selftest_log, upstream_expect
-from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
+from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.verdict import ERROR, FAIL, Decision, decide, decide_audit, decide_check
 from ..model import Report, TriggerResult
 from ..reports.console_markers import ConsoleMarkers

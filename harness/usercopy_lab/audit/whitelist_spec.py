@@ -29,7 +29,7 @@ expected-oops/seeds/slab-audit.toml says, per cache, what the guest's
 
 Numbers are never typed by hand here: every offset and size of a struct
 comes from the build of build/kernel-<variant>/vmlinux (dwarf_layout or
-compiled_layout).  `python3 -m usercopy_lab.judge.whitelist_spec --vmlinux V
+compiled_layout).  `python3 -m usercopy_lab.audit.whitelist_spec --vmlinux V
 SPEC` prints them (`make whitelist-values`).
 """
 from __future__ import annotations
@@ -392,7 +392,7 @@ def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python3 -m usercopy_lab.judge.whitelist_spec",
+        prog="python3 -m usercopy_lab.audit.whitelist_spec",
         description="Evaluate the audit golden file's offsetof/sizeof terms "
                     "for a kernel build (its vmlinux's DWARF, or the compiler in "
                     "the build beside it) and print them.")

@@ -1,4 +1,4 @@
-"""The regular expressions of the LAVA test cases (output/lava_checks.py):
+"""The regular expressions of the LAVA test cases (lava/checks.py):
 one pattern per line a golden file expects, matched by pexpect on the raw
 serial console as LAVA's interactive test reads it.  Python's re syntax;
 ere_to_python() turns a tests.txt ERE into it."""

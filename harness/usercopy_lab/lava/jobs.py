@@ -22,10 +22,10 @@ fetched later map back to a plan (lava_results).  console_from_lava_log()
 turns a LAVA job log back into a serial console that `usercopy-lab match`
 reads like one of its own: the exact check.
 
-  python3 -m usercopy_lab.output.lava_jobs write --out DIR [--suite S] [--kernels URL] [--kernel URL]
-  python3 -m usercopy_lab.output.lava_jobs validate JOB.yaml...   (lava-common's schema)
-  python3 -m usercopy_lab.output.lava_jobs console LAVA-LOG.yaml > TRIGGER.log
-  python3 -m usercopy_lab.output.lava_jobs replay --suite S NAME CONSOLE.log   (what LAVA records)
+  python3 -m usercopy_lab.lava.jobs write --out DIR [--suite S] [--kernels URL] [--kernel URL]
+  python3 -m usercopy_lab.lava.jobs validate JOB.yaml...   (lava-common's schema)
+  python3 -m usercopy_lab.lava.jobs console LAVA-LOG.yaml > TRIGGER.log
+  python3 -m usercopy_lab.lava.jobs replay --suite S NAME CONSOLE.log   (what LAVA records)
 """
 from __future__ import annotations
 
@@ -40,11 +40,11 @@ import yaml
 from ..capture.qemu_boot import NATIVE, GuestSpec
 from ..inputs import shown
 from ..judge.golden import Golden
-from ..judge.slab_audit import PROGRAM as AUDIT_PROGRAM
+from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..run.suite import Suite, SuiteError, load_suites, pick
 from ..run.trigger_run import check_golden_name
-from .lava_checks import Plan, plan
-from .lava_replay import replay
+from .checks import Plan, plan
+from .replay import replay
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -217,7 +217,7 @@ def write_jobs(suites: list[Suite], artifacts: Artifacts, out: Path) -> list[Pat
             path = out / suite.name / f"{job.name}.yaml"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"# {job.key}: written by `make lava` "
-                            f"(harness/usercopy_lab/output/lava_jobs.py)\n"
+                            f"(harness/usercopy_lab/lava/jobs.py)\n"
                             + yaml.dump(job_definition(job, artifacts), Dumper=DUMPER,
                                         sort_keys=False, width=1000))
             written.append(path)
@@ -225,7 +225,7 @@ def write_jobs(suites: list[Suite], artifacts: Artifacts, out: Path) -> list[Pat
         device = device_dictionary(job_context())
         (out / "qemu-device.yaml").write_text(
             "# The rendered qemu device dictionary lava-run reads on this machine\n"
-            "# (harness/usercopy_lab/output/lava_jobs.py device_dictionary()).\n"
+            "# (harness/usercopy_lab/lava/jobs.py device_dictionary()).\n"
             + yaml.safe_dump(device, sort_keys=False, width=1000))
     return written
 

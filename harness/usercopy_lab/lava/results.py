@@ -21,9 +21,9 @@ farm.sh exit with it): 0 every source agrees and no job is FAIL or ERROR,
 2 nothing to compare (a source missing or unreadable, a bad option).
 `verdicts` and `fetch` exit 1 when a job is FAIL or ERROR, 2 on bad input.
 
-  python3 -m usercopy_lab.output.lava_results verdicts --suite S --logs DIR [--json OUT]
-  python3 -m usercopy_lab.output.lava_results fetch --server URL --jobs IDS [--token-file F] [--out DIR] [--json OUT]
-  python3 -m usercopy_lab.output.lava_results compare --suite S [--ours R.json] [--lava L.json] [--match M.xml]
+  python3 -m usercopy_lab.lava.results verdicts --suite S --logs DIR [--json OUT]
+  python3 -m usercopy_lab.lava.results fetch --server URL --jobs IDS [--token-file F] [--out DIR] [--json OUT]
+  python3 -m usercopy_lab.lava.results compare --suite S [--ours R.json] [--lava L.json] [--match M.xml]
 """
 from __future__ import annotations
 
@@ -45,11 +45,11 @@ from ..inputs import shown
 from ..judge.verdict import FAILING
 from ..model import TriggerResult
 from ..run.suite import Suite, SuiteError, load_suites, pick
-from .lava_checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
-from .lava_jobs import (LOADER, REPO, Job, OneLineParser, suite_jobs, console_from_lava_log,
+from .checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
+from .jobs import (LOADER, REPO, Job, OneLineParser, suite_jobs, console_from_lava_log,
                         find_job, log_entries)
-from .result_formats import read_junit_verdicts
-from .results_report import print_table, write_json
+from ..output.result_formats import read_junit_verdicts
+from ..output.results_report import print_table, write_json
 
 HEALTHS = {"pass": COMPLETE, "fail": INCOMPLETE}
 

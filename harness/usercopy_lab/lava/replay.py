@@ -26,7 +26,7 @@ from functools import lru_cache
 from itertools import chain, repeat
 from dataclasses import dataclass, field
 
-from .lava_checks import COMPLETE, INCOMPLETE, NEVER, LavaVerdict, Plan, verdict
+from .checks import COMPLETE, INCOMPLETE, NEVER, LavaVerdict, Plan, verdict
 
 WINDOW = 4000            # ShellCommand: searchwindowsize
 MAXREAD = 4092           # the qemu device type's spawn_maxread

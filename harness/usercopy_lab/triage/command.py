@@ -57,9 +57,9 @@ from typing import Any, TextIO
 from ..inputs import shown
 from ..model import Report
 from ..reports.symbolize import SymbolizeError, Symbolizer
-from .golden import Golden, load_dir, match_report
-from .triage_baseline import load_baseline
-from .triage_inputs import (DEFAULT_MAX_DECOMPRESSED_MIB, DEFAULT_MAX_INPUT_MIB, Limits,
+from ..judge.golden import Golden, load_dir, match_report
+from .baseline import load_baseline
+from .inputs import (DEFAULT_MAX_DECOMPRESSED_MIB, DEFAULT_MAX_INPUT_MIB, Limits,
                             ScanCount, TriageError, find_logs, scan)
 
 STATUS_NEW, STATUS_STILL, STATUS_GONE = "new", "still present", "gone"

@@ -24,7 +24,7 @@ from ..inputs import file_kind, shown
 from ..model import Report
 from ..reports.log_reader import Prefixed, looks_binary, open_log, read_head
 from ..reports.oops_parser import ScanStats, iter_stream, make_signature
-from .triage_inputs import READ_ERRORS, Limits, ScanCount, TriageError, find_logs, notes, scan
+from .inputs import READ_ERRORS, Limits, ScanCount, TriageError, find_logs, notes, scan
 
 BASELINE_JSON_LIMIT = 8 << 20     # bytes of a JSON baseline (all suites' results.json: ~0.5 MB)
 BASELINE_JSON_VALUES = 250_000    # values in it (all suites' results.json: ~20 000)
