@@ -34,7 +34,7 @@ OPTIONAL_VARIANTS := default module hunt nosplit kasan
 KERNEL_VARIANTS := $(filter-out $(OPTIONAL_VARIANTS),$(ALL_VARIANTS))
 KERNEL      ?= seeds
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
-HARNESS     := $(PYTHON) -m usercopy_lab.cli
+HARNESS     := $(PYTHON) -m usercopy_lab
 export PYTHONPATH := $(CURDIR)/harness
 
 .PHONY: all suite test tests-beside-kernels unit-test booted-test deps tree kernel kernels initramfs boot bench \
@@ -301,7 +301,7 @@ $(foreach a,$(ARCHES),$(eval $(call arch_initramfs,$(a))))
 # missing or stale (the compiler in each unit of the seeds build: it has no
 # DWARF); this target only shows them (and caches them).
 whitelist-values: $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
-	$(PYTHON) -m usercopy_lab.audit.whitelist_spec expected-oops/seeds/slab-audit.toml \
+	$(HARNESS) audit values expected-oops/seeds/slab-audit.toml \
 		--vmlinux $(BUILD)/kernel-seeds/vmlinux --cache $(BUILD)/kernel-seeds/whitelist-values.json
 
 suite: kernels initramfs
@@ -408,7 +408,7 @@ unit-test:
 # wall time: it runs beside the kernel builds), under 200 MB peak RSS, with
 # one stderr line; JOBS cases at once.
 fuzz-inputs:
-	$(PYTHON) -m usercopy_lab.run.hostile_inputs -j $(JOBS)
+	$(PYTHON) harness/tests/hostile_inputs.py -j $(JOBS)
 
 # On JOBS pytest-xdist workers: the equivalence test (three runs of the
 # default suite, ~85 s) on one, the ten single-guest tests (~30 s) beside
@@ -434,7 +434,7 @@ tests-beside-kernels: tree
 		$(MAKE) --no-print-directory kernels initramfs
 
 results-check:
-	$(PYTHON) -m usercopy_lab.output.format_check $(RESULTS)/latest \
+	$(HARNESS) check formats $(RESULTS)/latest \
 		--kunit $(TREE)/tools/testing/kunit/kunit.py
 
 # An interactive guest: busybox shell on the serial console, whole console
@@ -460,7 +460,7 @@ LAVA_OUT := $(BUILD)/lava
 LAVA_KERNEL ?=
 lava:
 	@scripts/lava/apt-install.sh lava-common
-	$(PYTHON) -m usercopy_lab.lava.jobs write --out $(LAVA_OUT) \
+	$(HARNESS) lava write --out $(LAVA_OUT) \
 		--kernels file://$(BUILD_ABS) --initramfs file://$(abspath $(INITRAMFS))
 
 lava-run: initramfs
@@ -483,7 +483,7 @@ bench: kernels initramfs
 # between runs is a flake and fails.
 N ?= 20
 soak: kernels initramfs
-	$(PYTHON) -m usercopy_lab.soak --runs $(N) --results $(RESULTS)/soak \
+	$(HARNESS) soak --runs $(N) --results $(RESULTS)/soak \
 		--build-dir $(BUILD) --initramfs $(INITRAMFS) -j $(JOBS)
 
 # Test-only kernel mutation (never part of the series) that the golden files
@@ -576,10 +576,10 @@ HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
 # (docs/hunt.md).  make hunt scans the tree when it is missing (mk/gaps.mk
 # gaps-series: minutes cold); make gaps refreshes it.
 HUNT_GAPS ?= $(GAPS_OUT)/$(LINE)-series/gaps.json
-HUNT := $(PYTHON) -m usercopy_lab.hunt.runner
-# RUN/hunt/index.html from RUN/hunt/findings.json (output/hunt_page.py), also
+HUNT := $(HARNESS) hunt
+# RUN/hunt/index.html from RUN/hunt/findings.json (usercopy-lab page hunt), also
 # after a hunt that exits 1 (an untriaged finding); the hunt's status stands.
-HUNT_PAGE = ; status=$$?; $(PYTHON) -m usercopy_lab.output.hunt_page $(1) && exit $$status
+HUNT_PAGE = ; status=$$?; $(HARNESS) page hunt $(1) && exit $$status
 
 .PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke
 

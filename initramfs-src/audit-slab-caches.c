@@ -2,7 +2,7 @@
 /*
  * audit-slab-caches: list every slab cache of the guest kernel with its
  * usercopy region, for the whitelist audit of the seeds suite
- * (harness/usercopy_lab/judge/slab_audit.py judges the table on the host,
+ * (harness/usercopy_lab/audit/slab_audit.py judges the table on the host,
  * against expected-oops/seeds/slab-audit.toml and the kernel's DWARF).
  *
  * One console line per entry of /sys/kernel/slab (SLUB):

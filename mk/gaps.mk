@@ -22,7 +22,7 @@ GAPS_TRIAGE   ?= expected-oops/gaps/triage.toml
 GAPS_PRISTINE ?= $(GAPS_OUT)/tree/linux-source-$(LINE)
 GAPS_IB_MUTATION := lkdtm-tests/mutations/rds-ib-incoming-no-region.patch
 GAPS_FLAGS    ?=
-GAPS          := nice -n 19 $(PYTHON) -m usercopy_lab.gaps.cli --triage $(GAPS_TRIAGE) $(GAPS_FLAGS)
+GAPS          := nice -n 19 $(PYTHON) -m usercopy_lab gaps --triage $(GAPS_TRIAGE) $(GAPS_FLAGS)
 
 .PHONY: gaps gaps-test gaps-series
 

@@ -53,8 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "harness"))
 
-from usercopy_lab.reports.oops_parser import LogFormatError, iter_stream  # noqa: E402
-from usercopy_lab.reports.report_formats import GROUPS  # noqa: E402
+from usercopy_lab.reports import GROUPS, LogFormatError, iter_stream  # noqa: E402
 
 INDEX = ROOT / "harness/tests/testdata/mail-corpus/index.tsv"
 MISSES = ROOT / "harness/tests/testdata/mail-corpus/known-misses.tsv"

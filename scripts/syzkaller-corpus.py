@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
 
-from usercopy_lab.reports.oops_parser import LogFormatError, iter_stream  # noqa: E402
+from usercopy_lab.reports import LogFormatError, iter_stream  # noqa: E402
 from usercopy_lab.model import Report  # noqa: E402
 
 TITLE_GOAL = 0.90

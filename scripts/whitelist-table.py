@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from usercopy_lab.audit.slab_audit import SlabCache, SlabTable, parse_console
-from usercopy_lab.reports.log_reader import split_lines
+from usercopy_lab.reports import split_lines
 
 
 def names(table: SlabTable) -> set[str]:

@@ -25,7 +25,7 @@ IB_MUTATION = ROOT / "lkdtm-tests" / "mutations" / "rds-ib-incoming-no-region.pa
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "usercopy_lab.gaps.cli", *args],
+    return subprocess.run([sys.executable, "-m", "usercopy_lab", "gaps", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
@@ -161,7 +161,7 @@ def test_output_piped_to_a_reader_that_leaves_early(tmp_path):
     writes; the finder ends quietly, with the scan's status."""
     read, write = os.pipe()
     os.close(read)                       # the reader is gone before the first line
-    done = subprocess.run([sys.executable, "-m", "usercopy_lab.gaps.cli", "--tree", str(FIXTURE),
+    done = subprocess.run([sys.executable, "-m", "usercopy_lab", "gaps", "--tree", str(FIXTURE),
                            "--out", str(tmp_path), "--quiet"], stdout=write,
                           stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
     os.close(write)

@@ -10,8 +10,8 @@ import dataclasses
 
 import pytest
 
-from usercopy_lab.run import hostile_inputs
-from usercopy_lab.run.hostile_inputs import default_tables, load_all, run_case
+import hostile_inputs
+from hostile_inputs import default_tables, load_all, run_case
 
 ALL = load_all(default_tables())
 
@@ -39,7 +39,7 @@ def test_a_case_that_misses_its_exit_status_is_reported():
 
 def test_the_child_runs_under_the_address_space_limit(tmp_path):
     # A stand-in CLI (through --pythonpath) that prints the limit it got.
-    cli = tmp_path / "usercopy_lab" / "cli.py"
+    cli = tmp_path / "usercopy_lab" / "__main__.py"
     cli.parent.mkdir()
     (cli.parent / "__init__.py").write_text("")
     cli.write_text("import resource\nprint('RLIMIT_AS', *resource.getrlimit(resource.RLIMIT_AS))\n")
@@ -68,7 +68,7 @@ def test_a_case_is_held_to_cpu_time_not_to_wall_time(tmp_path, monkeypatch):
     named so; one that sleeps past that without working is not (load beside
     a case stretches its wall time, never its CPU).  The limit is 1 s here."""
     monkeypatch.setattr(hostile_inputs, "LIMIT_SECONDS", 1.0)
-    cli = tmp_path / "usercopy_lab" / "cli.py"
+    cli = tmp_path / "usercopy_lab" / "__main__.py"
     cli.parent.mkdir()
     (cli.parent / "__init__.py").write_text("")
     cli.write_text("import sys, time\n"

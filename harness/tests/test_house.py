@@ -11,7 +11,7 @@ MAX_LINES = 500
 # lower stages and from its own subpackage.
 STAGE = {"model": 0, "inputs": 0, "capture": 1, "reports": 2, "audit": 3, "judge": 4,
          "triage": 5, "run": 5, "hunt": 6, "output": 6, "gaps": 6, "lava": 7, "cli": 8,
-         "soak": 9, "__main__": 9, "__init__": 9}
+         "__main__": 9, "__init__": 9}
 
 
 def _modules() -> dict[str, Path]:
@@ -98,3 +98,88 @@ def test_imports_run_down_the_stages():
 
 def test_every_module_has_a_stage():
     assert {name.split(".")[0] for name in _modules()} <= set(STAGE)
+
+
+def test_every_argument_parser_is_in_cli():
+    """One command line: argparse only in the cli/ package, and no module
+    but the package's __main__ runs as a program."""
+    wrong = []
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if name.split(".")[0] != "cli" and (
+                    isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names)
+                    or isinstance(node, ast.ImportFrom) and node.module == "argparse"):
+                wrong.append(f"{name} imports argparse")
+            if name != "__main__" and isinstance(node, ast.Compare) \
+                    and isinstance(node.left, ast.Name) and node.left.id == "__name__":
+                wrong.append(f"{name} runs as a program (__name__ == ...)")
+    assert wrong == []
+
+
+def test_reports_are_read_through_the_package_api():
+    """Outside reports/, the lab imports the parser's public API from the
+    package (reports/__init__.py), never one of its modules."""
+    wrong = sorted(f"{name} imports {dep}" for name, deps in _graph().items()
+                   if not name.startswith("reports.")
+                   for dep in deps if dep.startswith("reports.") and dep != "reports.__init__")
+    assert wrong == []
+
+
+def _tracked_text() -> dict[Path, str]:
+    import subprocess
+    repo = PACKAGE.parents[1]
+    names = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    out = {}
+    for name in names:
+        path = repo / name
+        if name == "docs/history.md" or name.startswith("docs/hunt-runs/") \
+                or "testdata" in name or not path.is_file() \
+                or path.stat().st_size > 1 << 20:
+            continue
+        try:
+            out[path] = path.read_text()
+        except UnicodeDecodeError:
+            continue
+    return out
+
+
+def test_the_harness_modules_named_anywhere_exist():
+    """A module path under harness/usercopy_lab/ or a dotted usercopy_lab
+    name, wherever the repository names one (code, comments, configs, docs;
+    history.md tells the past), is a module that exists; a bare NAME.py in
+    the package's own text is a file of the repository."""
+    import re
+    repo = PACKAGE.parents[1]
+    files = _tracked_text()
+    basenames = {p.name for p in files} | {p.name for p in repo.rglob("*.py")}
+    wrong = []
+    for path, text in files.items():
+        for m in re.finditer(r"harness/usercopy_lab/([\w/]+\.py)", text):
+            if not (PACKAGE / m.group(1)).is_file():
+                wrong.append(f"{path.relative_to(repo)}: {m.group(0)}")
+        for m in re.finditer(r"\busercopy_lab((?:\.\w+)+)", text):
+            parts = m.group(1).lstrip(".").split(".")
+            # the longest prefix that is a module or package; what follows
+            # it must be a name that module defines or imports
+            found = None
+            for n in range(len(parts), 0, -1):
+                for cand in (PACKAGE.joinpath(*parts[:n]).with_suffix(".py"),
+                             PACKAGE.joinpath(*parts[:n]) / "__init__.py"):
+                    if cand.is_file():
+                        found = (n, cand)
+                        break
+                if found:
+                    break
+            if found is None or (found[0] < len(parts) and not re.search(
+                    rf"\b{parts[found[0]]}\b", found[1].read_text())):
+                wrong.append(f"{path.relative_to(repo)}: usercopy_lab{m.group(1)}")
+        for m in re.finditer(r"-m usercopy_lab\.[\w.]+", text):
+            # one entry point: python3 -m usercopy_lab COMMAND
+            wrong.append(f"{path.relative_to(repo)}: {m.group(0)} (no module runs with -m)")
+        if path.is_relative_to(PACKAGE):
+            for m in re.finditer(r"(?<![\w/.-])(\w+\.py)\b", text):
+                if m.group(1) not in basenames:
+                    wrong.append(f"{path.relative_to(repo)}: {m.group(1)}")
+    assert wrong == []

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from usercopy_lab.cli import main as cli_main
 from usercopy_lab.output import bench_page, hunt_page
 from usercopy_lab.output.page_check import accessibility_problems, link_problems, read_page
 
@@ -44,7 +45,7 @@ def check_structure(page: Path) -> str:
 
 def test_hunt_page_draws_coverage_per_cache_both_directions(copy):
     run = copy(HUNT_RUN)
-    assert hunt_page.main([str(run)]) == 0
+    assert cli_main(["page", "hunt", str(run)]) == 0
     text = check_structure(run / "hunt" / "index.html")
     [chart] = svgs(text)
     assert "Coverage per cache with a usercopy region" in chart
@@ -60,7 +61,7 @@ def test_hunt_page_draws_coverage_per_cache_both_directions(copy):
 
 def test_bench_page_draws_time_per_guest_and_overhead_per_syscall(copy):
     bench = copy(BENCH_RUN)
-    assert bench_page.main([str(bench)]) == 0
+    assert cli_main(["page", "bench", str(bench)]) == 0
     text = check_structure(bench / "index.html")
     distribution, overhead = svgs(text)
     assert "snapshot-j1: 58 guests" in distribution and "full-j2" in distribution
@@ -78,10 +79,10 @@ def test_pages_are_the_same_when_made_twice(copy):
     assert len(ids) == len(set(ids))            # two charts inline, no id twice
 
 
-@pytest.mark.parametrize("module, words", [(hunt_page, "no such file (not a hunt's run folder?)"),
-                                           (bench_page, "not a `make bench` folder")])
-def test_bad_input_is_one_line_and_exit_2(module, words, tmp_path, capsys):
-    assert module.main([str(tmp_path)]) == 2
+@pytest.mark.parametrize("page, words", [("hunt", "no such file (not a hunt's run folder?)"),
+                                         ("bench", "not a `make bench` folder")])
+def test_bad_input_is_one_line_and_exit_2(page, words, tmp_path, capsys):
+    assert cli_main(["page", page, str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err
 
@@ -89,13 +90,13 @@ def test_bad_input_is_one_line_and_exit_2(module, words, tmp_path, capsys):
 def test_findings_of_another_shape_are_one_line(tmp_path, capsys):
     (tmp_path / "hunt").mkdir()
     (tmp_path / "hunt" / "findings.json").write_text('{"coverage": {"caches": [{}]}}')
-    assert hunt_page.main([str(tmp_path)]) == 2
+    assert cli_main(["page", "hunt", str(tmp_path)]) == 2
     assert "unexpected shape (KeyError" in capsys.readouterr().err
 
 
 def test_hunt_page_says_the_coverage_against_the_finders_denominator(copy):
     run = copy("hunt/20261206-164220-14761")
-    assert hunt_page.main([str(run)]) == 0
+    assert cli_main(["page", "hunt", str(run)]) == 0
     text = check_structure(run / "hunt" / "index.html")
     finder = text[text.index('<p id="finder">'):]
     finder = finder[:finder.index("</p>")]

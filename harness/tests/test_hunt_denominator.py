@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.hunt.compiled import CompiledSources
+from usercopy_lab.cli import main as cli_main
 from usercopy_lab.hunt import runner
 from usercopy_lab.hunt.coverage import Coverage, ReachNote, parse_histogram
 from usercopy_lab.hunt.denominator import (DenominatorError, Figure, Left, build,
@@ -179,7 +180,7 @@ def test_a_bad_gaps_json_is_one_line(tmp_path, text, problem):
 def test_a_bad_gaps_json_stops_a_hunt_before_any_guest_boots(tmp_path, capsys):
     bad = tmp_path / "gaps.json"
     bad.write_text("[]")
-    assert runner.main(["run", "--gaps", str(bad), "--results", str(tmp_path / "r")]) == 2
+    assert cli_main(["hunt", "run", "--gaps", str(bad), "--results", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"hunt: {bad}: not a gaps.json of make gaps (no list of caches)"]
     assert not (tmp_path / "r").exists()

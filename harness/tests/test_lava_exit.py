@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.model import TriggerResult
-from usercopy_lab.lava import results as lava_results
+from usercopy_lab.cli import main as cli_main
 from usercopy_lab.lava.jobs import suite_jobs
 from usercopy_lab.lava.results import DIFFERENT, FAILED, PASSED, UNUSABLE, compare
 from usercopy_lab.output.result_formats import write_formats
@@ -111,7 +111,7 @@ def test_the_command_line_exits_with_compares_status(tmp_path, capsys):
     paths = sources(tmp_path, match, match)
     argv = ["compare", "--suite", "nosplit", "--lava", str(paths["LAVA"]),
             "--match", str(paths["match"])]
-    assert lava_results.main(argv) == FAILED
+    assert cli_main(["lava", *argv]) == FAILED
     assert "lava: exit 1:" in capsys.readouterr().out
 
 
@@ -154,7 +154,7 @@ def test_verdicts_of_real_lava_run_logs_exit_1_on_a_fail(tmp_path, suite, log, s
 
 def run_module(argv: list[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO / "harness")}
-    return subprocess.run([sys.executable, "-m", "usercopy_lab.lava.results", *argv],
+    return subprocess.run([sys.executable, "-m", "usercopy_lab", "lava", *argv],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
 
 

@@ -140,7 +140,7 @@ def test_fetch_sends_the_token_of_its_file(tmp_path):
     (tmp_path / "ids.txt").write_text("7\n")
     try:
         out = subprocess.run(
-            [sys.executable, "-m", "usercopy_lab.lava.results", "fetch", "--server",
+            [sys.executable, "-m", "usercopy_lab", "lava", "fetch", "--server",
              f"http://127.0.0.1:{server.server_address[1]}", "--token-file", str(token_file),
              "--jobs", str(tmp_path / "ids.txt"), "--timeout", "0"],
             capture_output=True, text=True, timeout=120, check=False,

@@ -190,7 +190,7 @@ def test_triage_json_lines_are_a_baseline(tmp_path, logs):
     """What `triage --json` prints (one report object per line, one line
     when the log had one report) is a baseline with the same signatures."""
     paths = [str(DEFAULT / name) for name in logs]
-    out = subprocess.run([sys.executable, "-m", "usercopy_lab.cli", "triage", "--json", *paths],
+    out = subprocess.run([sys.executable, "-m", "usercopy_lab", "triage", "--json", *paths],
                          capture_output=True, cwd=HARNESS, check=False,
                          env=dict(os.environ, PYTHONPATH=str(HARNESS))).stdout
     assert out.count(b"\n") == len(logs)
@@ -254,7 +254,7 @@ def test_ctrl_c_during_json_leaves_whole_records(tmp_path, unbuffered):
     if unbuffered:
         env["PYTHONUNBUFFERED"] = unbuffered
     proc = subprocess.Popen(
-        [sys.executable, "-m", "usercopy_lab.cli", "triage", "--json", "-"],
+        [sys.executable, "-m", "usercopy_lab", "triage", "--json", "-"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=HARNESS,
         env=dict(env, PYTHONPATH=str(HARNESS)),
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -285,7 +285,7 @@ def test_ctrl_c_during_json_leaves_whole_records(tmp_path, unbuffered):
     one = tmp_path / "one.log"
     one.write_bytes(ALL)
     done = subprocess.run(
-        [sys.executable, "-m", "usercopy_lab.cli", "triage", "--json", str(one)],
+        [sys.executable, "-m", "usercopy_lab", "triage", "--json", str(one)],
         capture_output=True, cwd=HARNESS, env=dict(env, PYTHONPATH=str(HARNESS)), check=True)
     ref = [json.loads(line) for line in done.stdout.decode().splitlines()]
     step = ALL.count(b"\n")

@@ -174,9 +174,8 @@ def test_match_writes_ktap_and_junit_where_asked(tmp_path, capsys):
 
 
 def test_format_check_bad_input_is_one_line(tmp_path, capsys):
-    from usercopy_lab.output.format_check import main as check_main
     (tmp_path / "results.json").write_text(json.dumps({"triggers": []}))
-    assert check_main([str(tmp_path), "--kunit", str(KUNIT)]) == 2
+    assert main(["check", "formats", str(tmp_path), "--kunit", str(KUNIT)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 
 

@@ -108,14 +108,15 @@ def test_a_stop_signal_before_the_first_guest_runs_none(lab, monkeypatch):
     is still being planned (a CI job cancelled at once) stops it before any
     guest, every guest listed as not run, and the signal's exit status."""
     from usercopy_lab import cli
-    real = cli.plan
+    from usercopy_lab.cli import run as cli_run
+    real = cli_run.plan
 
     def plan_then_sigterm(*a, **k):
         jobs = real(*a, **k)
         os.kill(os.getpid(), signal.SIGTERM)   # handled at once, in this thread
         return jobs
 
-    monkeypatch.setattr(cli, "plan", plan_then_sigterm)
+    monkeypatch.setattr(cli_run, "plan", plan_then_sigterm)
     use_series(lab, "USERCOPY_SLAB_WHITELIST_TO")
     handler = signal.getsignal(signal.SIGTERM)
     rc = cli.main(args(lab, "--suite", "default", "--trigger", "USERCOPY_SLAB_WHITELIST_TO"))

@@ -5,7 +5,8 @@ import json
 import shutil
 from pathlib import Path
 
-from usercopy_lab import soak
+from usercopy_lab.run import soak
+from usercopy_lab.cli import main as cli_main
 
 from test_run_loop import SERIES, lab  # noqa: F401  (fixture)
 
@@ -41,7 +42,7 @@ def test_a_trigger_missing_from_a_run_is_a_flake(tmp_path, capsys):
 def test_soak_runs_the_suite_n_times(lab, capsys):  # noqa: F811
     for name in ("USERCOPY_SLAB_WHITELIST_TO", "USERCOPY_STACK_FRAME_TO"):
         shutil.copy(SERIES / f"{name}.log", lab / "consoles" / f"{name}.log")
-    rc = soak.main(["--runs", "2", "--results", str(lab / "soak"), "--suite", "default",
+    rc = cli_main(["soak", "--runs", "2", "--results", str(lab / "soak"), "--suite", "default",
                     "--trigger", "USERCOPY_SLAB_WHITELIST_TO", "--trigger",
                     "USERCOPY_STACK_FRAME_TO", "--accel", "tcg",
                     "--build-dir", str(lab / "build"),

@@ -1,11 +1,11 @@
-"""usercopy-lab triage end to end (argparse -> run), output and exit codes."""
-import argparse
+"""usercopy-lab triage end to end (command line -> run), output and exit codes."""
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from usercopy_lab.cli import main as cli_main
 from usercopy_lab.triage import command as triage
 
 DATA = Path(__file__).parent / "testdata"
@@ -15,10 +15,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "expected-oops"
 
 
 def cli(capsys, *argv):
-    parser = argparse.ArgumentParser()
-    triage.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["triage", *map(str, argv)])
-    rc = args.func(args)
+    rc = cli_main(["triage", *map(str, argv)])
     out, err = capsys.readouterr()
     return rc, out, err
 

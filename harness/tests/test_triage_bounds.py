@@ -51,7 +51,7 @@ HANG = 120      # seconds that only turn a hang into a failure
 
 def lab(*argv, user: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """The CLI in a process of its own (one that might wait forever)."""
-    return subprocess.run([*(user or []), sys.executable, "-m", "usercopy_lab.cli",
+    return subprocess.run([*(user or []), sys.executable, "-m", "usercopy_lab",
                            *map(str, argv)], capture_output=True, text=True, timeout=HANG,
                           cwd=HARNESS, env=dict(os.environ, PYTHONPATH=str(HARNESS)))
 
@@ -279,7 +279,7 @@ def test_a_json_record_leaves_when_its_report_has_ended(unbuffered):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     if unbuffered:
         env["PYTHONUNBUFFERED"] = unbuffered
-    proc = subprocess.Popen([sys.executable, "-m", "usercopy_lab.cli", "triage", "--json", "-"],
+    proc = subprocess.Popen([sys.executable, "-m", "usercopy_lab", "triage", "--json", "-"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=HARNESS,
                             env=dict(env, PYTHONPATH=str(HARNESS)))
@@ -351,7 +351,7 @@ def test_the_largest_baseline_allowed_takes_bounded_memory(tmp_path):
     n = _largest_baseline(old)
     err = tmp_path / "stderr"
     with open(tmp_path / "stdout", "wb") as fout, open(err, "wb") as ferr:
-        proc = subprocess.Popen([sys.executable, "-m", "usercopy_lab.cli", "triage",
+        proc = subprocess.Popen([sys.executable, "-m", "usercopy_lab", "triage",
                                  "--baseline", str(old), str(KERNEL)], stdout=fout, stderr=ferr,
                                 cwd=HARNESS, env=dict(os.environ, PYTHONPATH=str(HARNESS)))
         _, status, usage = os.wait4(proc.pid, 0)

@@ -124,15 +124,15 @@ def test_dwarf_values_are_computed_once_per_vmlinux_and_spec(tmp_path):
 
 
 def test_cli_prints_the_values_and_names_a_missing_vmlinux(tmp_path, capsys):
-    from usercopy_lab.audit.whitelist_spec import main
+    from usercopy_lab.cli import main
     pytest.importorskip("elftools")
     spec_path = tmp_path / "audit.toml"
     spec_path.write_text(SPEC)
-    assert main([str(spec_path), "--vmlinux", str(ELF)]) == 0
+    assert main(["audit", "values", str(spec_path), "--vmlinux", str(ELF)]) == 0
     out = capsys.readouterr().out
     assert "offsetof(struct sock_like, conn_req.param)" in out and " 28\n" in out
-    assert main([str(spec_path), "--vmlinux", str(tmp_path / "vmlinux"),
+    assert main(["audit", "values", str(spec_path), "--vmlinux", str(tmp_path / "vmlinux"),
                  "--cache", str(tmp_path / "c.json")]) == 2
     assert "vmlinux not found" in capsys.readouterr().err
-    assert main([str(tmp_path / "nope.toml"), "--vmlinux", str(ELF)]) == 2
+    assert main(["audit", "values", str(tmp_path / "nope.toml"), "--vmlinux", str(ELF)]) == 2
     assert "nope.toml" in capsys.readouterr().err

@@ -26,7 +26,6 @@ line) or the name; the CLI prints it and exits 2.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
@@ -36,9 +35,8 @@ import tomllib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any
 
-T = TypeVar("T")
 
 NAME_MAX_LEN = 64       # LKDTM's longest crash type today: 37 characters
 TEXT_LIMIT = 1 << 20    # a trigger list (tests.txt): 6 KB today
@@ -103,7 +101,7 @@ class NameRule:
         return None
 
     def parse(self, name: str) -> str:
-        """name if acceptable, else ValueError saying why (arg_type's form)."""
+        """name if acceptable, else ValueError saying why (the CLI's option types' form)."""
         if problem := self.problem(name):
             raise ValueError(problem)
         return name
@@ -187,19 +185,6 @@ def parse_cmdline(text: str) -> str:
     if problem := cmdline_problem(text):
         raise ValueError(f"kernel command line {problem}")
     return text
-
-
-def arg_type(parse: Callable[[str], T]) -> Callable[[str], T]:
-    """An argparse type= from one of the parsers here (IntRange.parse,
-    NameRule.parse, parse_cmdline ...): its ValueError is the one-line
-    usage error, so an option and a file are checked by the same rule."""
-    def checked(value: str) -> T:
-        try:
-            return parse(value)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    checked.__name__ = getattr(parse, "__name__", "value")
-    return checked
 
 
 # ------------------------------------------------------------------ paths

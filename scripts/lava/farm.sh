@@ -290,7 +290,7 @@ say "$workers workers online, one qemu device each"
 # ---------------------------------------------------------------- the suite
 args=(--kernels "$files/build" --initramfs "$files/initramfs.cpio")
 [ -z "$other" ] || args+=(--kernel "$files/other-bzImage")
-"$py" -m usercopy_lab.lava.jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
+"$py" -m usercopy_lab lava write --out "$out/jobs" --suite "$suite" "${args[@]}"
 jobs=("$out/jobs/$suite"/*.yaml)
 submitted=$SECONDS
 : > "$out/job-ids.txt"
@@ -301,7 +301,7 @@ for job in "${jobs[@]}"; do
 done
 say "submitted ${#jobs[@]} jobs with lavacli ($(head -1 "$out/job-ids.txt")..$(tail -1 "$out/job-ids.txt"))"
 status=0
-waited "$py" -m usercopy_lab.lava.results fetch --server "$url" \
+waited "$py" -m usercopy_lab lava fetch --server "$url" \
 	--token-file "$secrets/admin.token" \
 	--jobs "$out/job-ids.txt" --out "$out" --json "$out/lava-results.json" \
 	> "$out/lava-table.txt" 2> >(tee "$out/fetch.log" >&2) || status=$?

@@ -4,7 +4,7 @@
 #
 # judge SUITE OUT [OURS]: `usercopy-lab match` on the consoles LAVA kept
 # (OUT/consoles/SUITE/*.log: OUT/match.txt, match.ktap, match-junit.xml),
-# then `lava_results compare` of LAVA's own verdicts (OUT/lava-results.json),
+# then `usercopy-lab lava compare` of LAVA's own verdicts (OUT/lava-results.json),
 # match's and, with OURS, our runner's results.json (OUT/compare.txt).
 # Returns the run's exit status:
 #   0  every job has one verdict in every source, none FAIL or ERROR
@@ -27,7 +27,7 @@ judge() {
 	compare=(--lava "$out/lava-results.json" --match "$out/match-junit.xml")
 	[ -z "$ours" ] || compare+=(--ours "$ours")
 	rc=0
-	"$py" -m usercopy_lab.lava.results compare --suite "$suite" "${compare[@]}" \
+	"$py" -m usercopy_lab lava compare --suite "$suite" "${compare[@]}" \
 		> "$out/compare.txt" || rc=$?
 	return "$rc"
 }

@@ -6,17 +6,17 @@
 #
 #   1. without KERNEL-IMAGE, our runner boots the suite (usercopy-lab run),
 #      unless OURS=RUN_DIR names a finished run that has it;
-#   2. one LAVA job per trigger and check (lava_jobs write, validated by
+#   2. one LAVA job per trigger and check (usercopy-lab lava write, validated by
 #      lava-common), with the rendered qemu device dictionary; with
 #      KERNEL-IMAGE every job boots that kernel instead of the suite's (a
 #      wrong kernel, a mutant) and is still judged by the suite's golden files;
 #   3. lava-run runs every job (LAVA_PARALLEL at a time, default 1); its log
 #      (stderr, one JSON mapping per line) is kept, its console extracted;
 #   4. LAVA's verdicts come from LAVA's own results in those logs (the
-#      interactive steps' test cases and the job's health: lava_results
+#      interactive steps' test cases and the job's health: usercopy-lab lava verdicts
 #      verdicts) and are printed as `usercopy-lab run` prints its table;
 #   5. `usercopy-lab match` judges the consoles LAVA captured (the exact
-#      check), and lava_results compare requires one verdict per job from
+#      check), and usercopy-lab lava compare requires one verdict per job from
 #      LAVA, from match and (without KERNEL-IMAGE) from our runner.
 #
 # Everything lands in RUN_DIR/lava-SUITE/ (our run) or
@@ -106,7 +106,7 @@ fi
 
 rm -rf "$out"
 mkdir -p "$out/logs" "$out/consoles/$suite" "$out/lava-run"
-"$py" -m usercopy_lab.lava.jobs write --out "$out/jobs" --suite "$suite" "${args[@]}"
+"$py" -m usercopy_lab lava write --out "$out/jobs" --suite "$suite" "${args[@]}"
 # Where a LAVA worker would find its dispatcher: only needed for NFS
 # substitutions; set so that lava-run does not look for a default route.
 printf 'dispatcher_ip: 127.0.0.1\n' > "$out/dispatcher.yaml"
@@ -120,7 +120,7 @@ one_job() {
 		--device "$out/jobs/qemu-device.yaml" --dispatcher "$out/dispatcher.yaml" \
 		"$job" > "$out/lava-run/$t.stdout" 2> "$out/logs/$t.yaml" || rc=$?
 	secs=$(echo "$(date +%s.%N) - $start" | bc)
-	"$py" -m usercopy_lab.lava.jobs console "$out/logs/$t.yaml" > "$out/consoles/$suite/$t.log"
+	"$py" -m usercopy_lab lava console "$out/logs/$t.yaml" > "$out/consoles/$suite/$t.log"
 	printf '%s %.1fs lava-run exit %s\n' "$t" "$secs" "$rc"
 }
 export -f one_job
@@ -138,7 +138,7 @@ printf 'total %.1fs for %d jobs, %d at a time\n' "$total" "${#jobs[@]}" "$parall
 	tee -a "$out/timing.txt"
 
 rc=0
-"$py" -m usercopy_lab.lava.results verdicts --suite "$suite" --logs "$out/logs" \
+"$py" -m usercopy_lab lava verdicts --suite "$suite" --logs "$out/logs" \
 	--json "$out/lava-results.json" > "$out/lava-table.txt" || rc=$?
 # 1: a job is FAIL or ERROR in LAVA, a verdict judge weighs; more: none
 [ "$rc" -le 1 ] || die "no verdicts from LAVA's logs in $out/logs (exit $rc)"

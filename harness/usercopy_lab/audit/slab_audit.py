@@ -29,7 +29,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..reports.log_lines import program_lines
+from ..reports import program_lines
 from .whitelist_spec import AuditSpec, CacheRule, DwarfTable, State
 
 PROGRAM = "audit-slab-caches"

@@ -29,12 +29,11 @@ expected-oops/seeds/slab-audit.toml says, per cache, what the guest's
 
 Numbers are never typed by hand here: every offset and size of a struct
 comes from the build of build/kernel-<variant>/vmlinux (dwarf_layout or
-compiled_layout).  `python3 -m usercopy_lab.audit.whitelist_spec --vmlinux V
+compiled_layout).  `usercopy-lab audit values --vmlinux V
 SPEC` prints them (`make whitelist-values`).
 """
 from __future__ import annotations
 
-import argparse
 import enum
 import fnmatch
 import hashlib
@@ -390,23 +389,16 @@ def load_or_compute(spec: AuditSpec, vmlinux: Path, cache: Path,
     return table
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python3 -m usercopy_lab.audit.whitelist_spec",
-        description="Evaluate the audit golden file's offsetof/sizeof terms "
-                    "for a kernel build (its vmlinux's DWARF, or the compiler in "
-                    "the build beside it) and print them.")
-    parser.add_argument("spec", type=Path)
-    parser.add_argument("--vmlinux", type=Path, required=True)
-    parser.add_argument("--cache", type=Path,
-                        help="JSON file to reuse or write (default: compute only)")
-    args = parser.parse_args(argv)
+def command(spec_path: Path, vmlinux: Path, cache: Path | None) -> int:
+    """`usercopy-lab audit values`: print the audit golden file's
+    offsetof/sizeof terms for a kernel build (its vmlinux's DWARF, or the
+    compiler in the build beside it); 2 with one line for bad input."""
     try:
-        spec = load_spec(args.spec)
-        if args.cache:
-            table = load_or_compute(spec, args.vmlinux, args.cache)
+        spec = load_spec(spec_path)
+        if cache:
+            table = load_or_compute(spec, vmlinux, cache)
         else:
-            table = compute(spec, args.vmlinux)
+            table = compute(spec, vmlinux)
     except (SpecError, DwarfError) as exc:
         print(f"whitelist_spec: {exc}", file=sys.stderr)
         return 2
@@ -415,6 +407,3 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rule.name:24} {term:64} {value}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -12,15 +12,14 @@ toggles the monitor, Ctrl-C goes to the guest.  In the guest, `poweroff`
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
-from ..inputs import GUEST_MEMORY_MB, KERNEL, arg_type, parse_cmdline, shown, writable_dir
+from ..inputs import shown, writable_dir
 from .qemu_boot import GuestSpec, choose_accel, qemu_available
 
 REPO = Path(__file__).resolve().parents[3]
@@ -39,24 +38,21 @@ def shell_argv(spec: GuestSpec, log: Path) -> list[str]:
                        "-mon", "chardev=con0,mode=readline"] + argv[i + 2:]
 
 
-def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "shell", help="boot a lab kernel to a shell on the serial console (Ctrl-A X quits)")
-    p.add_argument("--kernel", default="seeds", type=arg_type(KERNEL.parse),
-                   help="kernel variant: build/kernel-NAME (default: seeds, the kernel "
-                        "of the default suite)")
-    p.add_argument("--cmdline", default="", type=arg_type(parse_cmdline),
-                   help="extra kernel command line (as suites.toml's cmdline)")
-    p.add_argument("--build-dir", type=Path, default=REPO / "build")
-    p.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
-    p.add_argument("--results", type=Path, default=REPO / "results")
-    p.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    p.add_argument("--memory", type=arg_type(GUEST_MEMORY_MB.parse), default=256,
-                   help=f"guest memory in MiB ({GUEST_MEMORY_MB.low}-{GUEST_MEMORY_MB.high})")
-    p.set_defaults(func=run)
+@dataclass(frozen=True)
+class ShellOptions:
+    """What `usercopy-lab shell` is asked (cli/ reads the command line into it)."""
+
+    kernel: str = "seeds"
+    cmdline: str = ""
+    build_dir: Path = REPO / "build"
+    initramfs: Path = REPO / "build/initramfs.cpio"
+    results: Path = REPO / "results"
+    accel: str = "auto"
+    memory: int = 256
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: ShellOptions) -> int:
+    """Boot the kernel to a shell on this terminal, its console kept in RESULTS/shell/."""
     kernel = args.build_dir / f"kernel-{args.kernel}" / "arch/x86/boot/bzImage"
     for path, hint in ((kernel, f"make kernel KERNEL={args.kernel}"),
                        (args.initramfs, "make initramfs")):

@@ -4,5 +4,5 @@ point into which slab cache's objects, and do they stay in its region.
 caches (create calls) -> sites (copy calls) -> match (sites x caches)
 -> report (gaps.json, gaps.md); csource and structs read C, copyfuncs is
 the table of copy functions, allocators the table of allocators, model
-the types they share, cli the entry point (python3 -m usercopy_lab.gaps.cli).
+the types they share, command the entry point (usercopy-lab gaps).
 """

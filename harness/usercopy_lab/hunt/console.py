@@ -16,10 +16,7 @@ from pathlib import Path
 
 from ..audit.slab_audit import AuditError, SlabTable, parse_console
 from ..model import Report
-from ..reports.console_markers import read_markers
-from ..reports.log_lines import normalize, program_lines
-from ..reports.log_reader import split_lines
-from ..reports.oops_parser import iter_reports
+from ..reports import iter_reports, normalize, program_lines, read_markers, split_lines
 from .coverage import Histogram, parse_histogram
 
 PREFIX = "usercopy-lab-hunt: "

@@ -263,7 +263,7 @@ class Coverage:
 
     def add_histogram(self, hist: Histogram, workload: str, foreign: bool) -> None:
         """One guest's histogram; FOREIGN: its workload was written
-        elsewhere (hunt_plan.FOREIGN), not one of this lab's fillers."""
+        elsewhere (hunt/plan.py FOREIGN), not one of this lab's fillers."""
         self.guests += 1
         self.dropped += hist.dropped or 0
         for e in hist.entries:

@@ -3,7 +3,6 @@ coverage, calibration), and what it writes: hunt.json, hunt.md and the
 triage table of the guests' consoles."""
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,13 +134,9 @@ def write_outputs(root: Path, h: Harvest, notes: list[ReachNote], meta: dict[str
 def write_triage(guests: Path, out: Path) -> None:
     """`usercopy-lab triage --syz-titles` over every console of the hunt,
     as anyone would run it on the logs: its table in triage.txt."""
-    # triage's own parser: every option it has keeps its default (a
-    # hand-made Namespace missed --max-input when triage gained it)
-    parser = argparse.ArgumentParser()
-    triage.add_parser(parser.add_subparsers())
-    ns = parser.parse_args(["triage", "--syz-titles", str(guests)])
+    # every option triage has keeps its default: TriageOptions holds them
     with open(out, "w") as f:
-        triage._run(ns, f, f)
+        triage.report(triage.TriageOptions([guests], syz_titles=True), f, f)
 
 
 def finder_markdown(f: dict[str, Any]) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 FAMILIES = ("trinity", "stress-ng", "selftests", "lab-probes", "calibration")
 # Workloads written elsewhere (the point of the hunt); "lab-probes" are this
-# lab's own coverage fillers, counted apart (hunt_coverage.Coverage).
+# lab's own coverage fillers, counted apart (coverage.Coverage).
 FOREIGN = ("trinity", "stress-ng", "selftests")
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # Seconds a guest takes beyond its workload: boot, the audit table, the

@@ -1,17 +1,17 @@
 """make hunt: workloads written elsewhere, in fallback guests, until a
 missing usercopy whitelist shows up (docs/hunt.md).
 
-    python3 -m usercopy_lab.hunt.runner run [--minutes M] [-j N] [--kernel NAME]
+    usercopy-lab hunt run [--minutes M] [-j N] [--kernel NAME]
         [--workload NAME]... [--guest-seconds S] [--seed N] [--no-calibrate]
-    python3 -m usercopy_lab.hunt.runner harvest RUN_DIR       (again, without booting)
-    python3 -m usercopy_lab.hunt.runner replay RUN_DIR (--guest ID | --finding ID)...
+    usercopy-lab hunt harvest RUN_DIR       (again, without booting)
+    usercopy-lab hunt replay RUN_DIR (--guest ID | --finding ID)...
         [--tries N]
 
-`run` boots the plan's guests N at a time (hunt_plan.py), each a full boot
+`run` boots the plan's guests N at a time (plan.py), each a full boot
 of build/kernel-NAME with slab_common.usercopy_fallback=1 and the hunt
 initramfs, running one workload for its seconds (initramfs-src/hunt-run),
 keeps every console under RUN/hunt/guests/, then harvests them all:
-RUN/hunt/findings.json and findings.md (hunt_findings.py, hunt_coverage.py).
+RUN/hunt/findings.json and findings.md (findings.py, coverage.py).
 `replay` boots the recorded guests again, same kernel, initramfs, workload,
 seed and length, and says whether each finding came back.
 
@@ -22,7 +22,6 @@ that did not reproduce; 2 bad input (one line, before any guest boots);
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import random
@@ -32,7 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from ..capture.console_capture import Cancel, capture_guest, pexpect_available
 from .compiled import CompiledError, CompiledSources, compiled_sources
@@ -45,6 +44,7 @@ from .denominator import DenominatorError, Figure, build as build_denominator, l
     not_measured
 from .findings import Findings, FindingsError, Occurrence, load_rules
 from .harvest import Harvest, harvest, write_outputs
+from .options import HuntOptions
 from .plan import GuestPlan, PlanError, load_workloads, plan_guests
 
 REPO = Path(__file__).resolve().parents[3]
@@ -181,7 +181,7 @@ def run_guests(guests: list[GuestPlan], setup: Setup, out: Path, jobs: int,
 
 
 # ---------------------------------------------------------------- commands
-def cmd_run(args: argparse.Namespace) -> int:
+def cmd_run(args: HuntOptions) -> int:
     workloads = load_workloads(args.workloads)
     run_seed = args.seed if args.seed is not None else random.randrange(1, 2**31)
     guests = plan_guests(workloads, args.minutes, args.jobs, run_seed, args.workload,
@@ -218,7 +218,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
-            args: argparse.Namespace, interrupted: bool = False) -> int:
+            args: HuntOptions, interrupted: bool = False) -> int:
     h = harvest(root, rows, args.classifications)
     notes = load_notes(args.notes)
     finder = finder_figure(root, meta, args.gaps, h.coverage, notes)
@@ -315,7 +315,7 @@ def _smoke_verdict(h: Harvest) -> int:
     return 1 if problems else 0
 
 
-def cmd_harvest(args: argparse.Namespace) -> int:
+def cmd_harvest(args: HuntOptions) -> int:
     root = args.run_dir
     try:
         rows = json.loads((root / "hunt" / "guests.json").read_text())
@@ -325,7 +325,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     return _report(root, rows, meta, args)
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
+def cmd_replay(args: HuntOptions) -> int:
     src = args.run_dir
     try:
         plan = json.loads((src / "hunt" / "plan.json").read_text())
@@ -394,64 +394,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-# -------------------------------------------------------------------- main
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="usercopy-lab hunt", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--results", type=Path, default=REPO / "results")
-        p.add_argument("--classifications", type=Path,
-                       default=REPO / "expected-oops/hunt/classifications.toml")
-        p.add_argument("--notes", type=Path,
-                       default=REPO / "expected-oops/hunt/coverage-notes.toml")
-        p.add_argument("--gaps", type=Path, default=REPO / "build/gaps/6.1-series/gaps.json",
-                       help="the gap finder's output for the hunt kernel's tree: the "
-                       "coverage's denominator (make gaps; default %(default)s)")
-
-    run = sub.add_parser("run", help="boot the hunt's guests and harvest them")
-    common(run)
-    run.add_argument("--minutes", type=float, default=30.0,
-                     help="wall time to fill with guests (default %(default)s)")
-    run.add_argument("-j", "--jobs", type=int, default=2, help="guests at once")
-    run.add_argument("--kernel", default="hunt", help="build/kernel-NAME (default hunt)")
-    run.add_argument("--build-dir", type=Path, default=REPO / "build")
-    run.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs-hunt.cpio")
-    run.add_argument("--workloads", type=Path, default=REPO / "initramfs-src/hunt-workloads")
-    run.add_argument("--workload", action="append", help="only this workload (repeatable)")
-    run.add_argument("--guest-seconds", type=int, help="every guest's workload seconds")
-    run.add_argument("--seed", type=int, help="the run seed (default: random, recorded)")
-    run.add_argument("--no-calibrate", action="store_true",
-                     help="leave out the calibration guest")
-    run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    run.add_argument("--smoke", action="store_true",
-                     help="judge the pipeline only (make test): every guest ended, coverage "
-                     "measured, calibration as expected; findings are reported, not judged")
-    run.set_defaults(func=cmd_run)
-
-    hv = sub.add_parser("harvest", help="harvest a hunt's consoles again (no boot)")
-    common(hv)
-    hv.add_argument("run_dir", type=Path)
-    hv.set_defaults(func=cmd_harvest)
-
-    rp = sub.add_parser("replay", help="boot recorded guests again")
-    common(rp)
-    rp.add_argument("run_dir", type=Path)
-    rp.add_argument("--finding", action="append", help="a finding id (U-...)")
-    rp.add_argument("--guest", action="append", help="a guest id (g001-...)")
-    rp.add_argument("--tries", type=int, default=3, help="boots per finding (default 3)")
-    rp.set_defaults(func=cmd_replay)
-
-    args = parser.parse_args(argv)
-    if getattr(args, "jobs", 1) < 1 or getattr(args, "tries", 1) < 1:
+# ------------------------------------------------------------------ entry
+def command(func: Callable[[HuntOptions], int], args: HuntOptions) -> int:
+    """Run one hunt command: its exit status, or 2 with one line on stderr
+    for a bad option or input, 130 when interrupted."""
+    if args.jobs < 1 or args.tries < 1:
         print("hunt: -j and --tries need at least 1", file=sys.stderr)
         return 2
-    if not 0 < getattr(args, "minutes", 1.0) < 10**6:      # also NaN and inf
+    if not 0 < args.minutes < 10**6:      # also NaN and inf
         print("hunt: --minutes needs a positive number (below a million)", file=sys.stderr)
         return 2
     try:
-        return args.func(args)
+        return func(args)
     except (HuntError, PlanError, CoverageError, FindingsError, DenominatorError) as exc:
         print(f"hunt: {exc}", file=sys.stderr)
         return 2
@@ -462,7 +416,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hunt: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -26,10 +26,8 @@ from typing import BinaryIO
 
 from ..capture.console_capture import TRAILER
 from ..model import Report
-from ..reports.console_markers import CHECK_PREFIX, ConsoleMarkers, read_numbered
-from ..reports.log_lines import begins_record, cut_by_record
-from ..reports.log_reader import CHUNK, ScanStats, candidate_lines, open_log
-from ..reports.oops_parser import iter_stream
+from ..reports import (CHECK_PREFIX, CHUNK, ConsoleMarkers, ScanStats, begins_record,
+                       candidate_lines, cut_by_record, iter_stream, open_log, read_numbered)
 from .faults import FACT_KEYS, ConsoleFacts, bad_characters
 from .selftests import grep_eqi
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..model import Report
-from ..reports.console_markers import ConsoleMarkers
+from ..reports import ConsoleMarkers
 
 _TRAILER_RE = re.compile(r"^# usercopy-lab: capture ended: ([\w-]+)", re.M)
 # Logs written before the trailer line existed said only this on a timeout.

@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import TriggerResult
-from ..reports.console_markers import read_markers
-from ..reports.log_lines import program_lines
+from ..reports import program_lines, read_markers
 from .faults import Fault
 from .golden import Golden
 from .verdict import ERROR, FAIL, PASS, SKIP, Asked, bound_to

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..inputs import shown
 from ..model import Report, Verdict, usercopy_line
-from ..reports.console_markers import ConsoleMarkers
+from ..reports import ConsoleMarkers
 from ..audit.dwarf_layout import DwarfError
 from .faults import Fault
 from .golden import Golden, match_expected

@@ -71,7 +71,7 @@ from typing import Any, Mapping
 
 from ..judge.golden import ExpectedReport, Golden
 from ..judge.selftests import grep_eqi
-from ..reports.console_markers import CHECK_PREFIX
+from ..reports import CHECK_PREFIX
 from .patterns import (BOL, DIRECT, END, NEVER, NL, OPENER, REBOOTED, REST, RIP_ANY,
                             SITE_ANY, START, TRACE_OVER, USERCOPY_HEADER, _absent, _ahead, _end,
                             _line, _none_before, _other_line, ere_to_python, frames_block,

@@ -13,32 +13,30 @@ in-guest check program but the whitelist audit, into one job for LAVA's
   boot    method: qemu, media: tmpfs; the init marker USERCOPY-LAB-READY
           is the boot prompt (no login, no shell: LAVA only watches);
   test    interactive, one step per thing the golden file expects
-          (lava_checks.plan): LAVA itself records each as pass or fail, so
+          (checks.plan): LAVA itself records each as pass or fail, so
           a farm's own results say whether the kernel did what the golden
           file says.
 
 The job's metadata names suite, trigger (or check) and kernel, so results
-fetched later map back to a plan (lava_results).  console_from_lava_log()
+fetched later map back to a plan (results.py).  console_from_lava_log()
 turns a LAVA job log back into a serial console that `usercopy-lab match`
 reads like one of its own: the exact check.
 
-  python3 -m usercopy_lab.lava.jobs write --out DIR [--suite S] [--kernels URL] [--kernel URL]
-  python3 -m usercopy_lab.lava.jobs validate JOB.yaml...   (lava-common's schema)
-  python3 -m usercopy_lab.lava.jobs console LAVA-LOG.yaml > TRIGGER.log
-  python3 -m usercopy_lab.lava.jobs replay --suite S NAME CONSOLE.log   (what LAVA records)
+  usercopy-lab lava write --out DIR [--suite S] [--kernels URL] [--kernel URL]
+  usercopy-lab lava validate JOB.yaml...   (lava-common's schema)
+  usercopy-lab lava console LAVA-LOG.yaml > TRIGGER.log
+  usercopy-lab lava replay --suite S NAME CONSOLE.log   (what LAVA records)
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, NoReturn
+from typing import Any, Callable, Mapping
 
 import yaml
 
 from ..capture.qemu_boot import NATIVE, GuestSpec
-from ..inputs import shown
 from ..judge.golden import Golden
 from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..run.suite import Suite, SuiteError, load_suites, pick
@@ -285,61 +283,41 @@ def find_job(suites: Mapping[str, Suite], suite: str, name: str) -> Job:
     raise SuiteError(f"suite [{suite}] has no LAVA job {name}")
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """A usage error is one line on stderr and exit status 2, as
-    `usercopy-lab`'s (not the usage text)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {shown(message, None)} (see {self.prog} --help)\n")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="lava_jobs", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write", help="write one job per trigger and check, validate each")
-    w.add_argument("--out", type=Path, required=True)
-    w.add_argument("--suite", action="append", help="suite (repeatable; default: all)")
-    w.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
-    w.add_argument("--kernels", default=f"file://{(REPO / 'build').resolve()}",
-                   help="URL of the build folder holding kernel-NAME/arch/x86/boot/bzImage")
-    w.add_argument("--kernel", default="",
-                   help="URL of one kernel image for every job instead (another variant, "
-                        "a mutant): the jobs still judge by the suite's golden files")
-    w.add_argument("--initramfs", default=f"file://{(REPO / 'build/initramfs.cpio').resolve()}",
-                   help="URL of the initramfs")
-    w.add_argument("--no-validate", action="store_true")
-    v = sub.add_parser("validate", help="validate job files with lava-common's schema")
-    v.add_argument("jobs", type=Path, nargs="+")
-    c = sub.add_parser("console", help="the serial console of a LAVA job log")
-    c.add_argument("log", type=Path)
-    r = sub.add_parser("replay", help="what LAVA records for a job, replayed on a console")
-    r.add_argument("--suite", required=True)
-    r.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
-    r.add_argument("name", help="trigger or check program")
-    r.add_argument("console", type=Path)
-    r.add_argument("--chunk", type=int, default=256, help="characters per read")
-    args = parser.parse_args(argv)
+def command(action: Callable[[], int]) -> int:
+    """Run one `usercopy-lab lava` job command: its status, or 2 with one
+    line on stderr when its input cannot be used."""
     try:
-        if args.command == "write":
-            suites = load_suites(args.suites_file)
-            chosen = pick(suites, args.suite or list(suites))
-            paths = write_jobs(chosen, Artifacts(args.kernels.rstrip("/"), args.initramfs,
-                                                 args.kernel), args.out)
-            print(f"lava: wrote {len(paths)} job definitions under {args.out}")
-            return 0 if args.no_validate else _validate_files(paths)
-        if args.command == "validate":
-            return _validate_files(args.jobs)
-        if args.command == "replay":
-            job = find_job(load_suites(args.suites_file), args.suite, args.name)
-            return _replay(job, args.console, args.chunk)
-        sys.stdout.write(console_from_lava_log(args.log.read_text(errors="replace")))
-        return 0
-    except (SuiteError, OSError, ValueError, KeyError) as exc:
+        return action()
+    except (SuiteError, OSError, ValueError, KeyError, LavaUnavailable) as exc:
         print(f"lava: {exc}", file=sys.stderr)
         return 2
-    except LavaUnavailable as exc:
-        print(f"lava: {exc}", file=sys.stderr)
-        return 2
+
+
+def write_command(suites_file: Path, names: list[str] | None, artifacts: Artifacts,
+                  out: Path, validate_them: bool = True) -> int:
+    """`lava write`: one job per trigger and check of the suites NAMES (all:
+    None) under OUT, each validated unless asked not to."""
+    suites = load_suites(suites_file)
+    chosen = pick(suites, names or list(suites))
+    paths = write_jobs(chosen, artifacts, out)
+    print(f"lava: wrote {len(paths)} job definitions under {out}")
+    return _validate_files(paths) if validate_them else 0
+
+
+def validate_command(paths: list[Path]) -> int:
+    """`lava validate`: each job file against lava-common's schema."""
+    return _validate_files(paths)
+
+
+def console_command(log: Path) -> int:
+    """`lava console`: the serial console of a LAVA job log on stdout."""
+    sys.stdout.write(console_from_lava_log(log.read_text(errors="replace")))
+    return 0
+
+
+def replay_command(suites_file: Path, suite: str, name: str, console: Path, chunk: int) -> int:
+    """`lava replay`: what LAVA records for job NAME of SUITE, replayed on CONSOLE."""
+    return _replay(find_job(load_suites(suites_file), suite, name), console, chunk)
 
 
 def _replay(job: Job, console: Path, chunk: int) -> int:
@@ -367,6 +345,3 @@ def _validate_files(paths: list[Path]) -> int:
     print(f"lava: {len(paths) - bad} of {len(paths)} jobs valid (lava-common schema)")
     return 1 if bad else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,9 +7,7 @@ from __future__ import annotations
 import re
 
 from ..judge.golden import DIRECTIONS, ExpectedReport
-from ..reports.frames import SUFFIX
-from ..reports.report_formats import GROUPS
-from ..reports.trace_layout import CONTINUES
+from ..reports import CONTINUES, GROUPS, SUFFIX
 
 
 # LAVA wants a prompt list; this one never matches (the steps decide).

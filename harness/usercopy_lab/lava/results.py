@@ -10,7 +10,7 @@ Where LAVA's results come from:
     for the job's health and metadata and /api/v0.2/jobs/ID/tests/ for its
     test cases, and /api/v0.2/jobs/ID/logs/ for the log (the console).
 
-Either way lava_checks.verdict() maps health and cases to PASS / FAIL /
+Either way checks.verdict() maps health and cases to PASS / FAIL /
 XFAIL / SKIP / ERROR, and the table is the one `usercopy-lab run` prints.
 `compare` lines the verdicts of several sources up trigger by trigger
 (our runner's results.json, LAVA's, `usercopy-lab match` on LAVA's
@@ -21,9 +21,9 @@ farm.sh exit with it): 0 every source agrees and no job is FAIL or ERROR,
 2 nothing to compare (a source missing or unreadable, a bad option).
 `verdicts` and `fetch` exit 1 when a job is FAIL or ERROR, 2 on bad input.
 
-  python3 -m usercopy_lab.lava.results verdicts --suite S --logs DIR [--json OUT]
-  python3 -m usercopy_lab.lava.results fetch --server URL --jobs IDS [--token-file F] [--out DIR] [--json OUT]
-  python3 -m usercopy_lab.lava.results compare --suite S [--ours R.json] [--lava L.json] [--match M.xml]
+  usercopy-lab lava verdicts --suite S --logs DIR [--json OUT]
+  usercopy-lab lava fetch --server URL --jobs IDS [--token-file F] [--out DIR] [--json OUT]
+  usercopy-lab lava compare --suite S [--ours R.json] [--lava L.json] [--match M.xml]
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -46,7 +46,7 @@ from ..judge.verdict import FAILING
 from ..model import TriggerResult
 from ..run.suite import Suite, SuiteError, load_suites, pick
 from .checks import COMPLETE, INCOMPLETE, SUITE as CASES_SUITE, verdict
-from .jobs import (LOADER, REPO, Job, OneLineParser, suite_jobs, console_from_lava_log,
+from .jobs import (LOADER, Job, suite_jobs, console_from_lava_log,
                         find_job, log_entries)
 from ..output.result_formats import read_junit_verdicts
 from ..output.results_report import print_table, write_json
@@ -260,57 +260,45 @@ def compare(sources: dict[str, Path], suite: Suite, out=print) -> int:
     return status
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="lava_results", description=__doc__.split("\n")[0])
-    parser.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
-    sub = parser.add_subparsers(dest="command", required=True)
-    v = sub.add_parser("verdicts", help="LAVA's verdicts from lava-run logs")
-    v.add_argument("--suite", required=True)
-    v.add_argument("--logs", type=Path, required=True, help="folder of NAME.yaml lava-run logs")
-    v.add_argument("--json", type=Path, help="write them as a results.json")
-    f = sub.add_parser("fetch", help="wait for jobs on a lava-server, their verdicts")
-    f.add_argument("--server", required=True, help="http://HOST:PORT of lava-server")
-    f.add_argument("--jobs", type=Path, required=True, help="file of job ids, one a line")
-    secret = f.add_mutually_exclusive_group()
-    secret.add_argument("--token", default="", help="a private instance's API token "
-                        "(on the command line: every user's ps shows it)")
-    secret.add_argument("--token-file", type=Path,
-                        help="a file holding the token (what scripts/lava/farm.sh passes)")
-    f.add_argument("--out", type=Path, help="keep each job's log and console here")
-    f.add_argument("--json", type=Path, help="write the verdicts as a results.json")
-    f.add_argument("--timeout", type=float, default=3600.0)
-    c = sub.add_parser("compare", help="verdicts of several sources, trigger by trigger")
-    c.add_argument("--suite", required=True)
-    c.add_argument("--ours", type=Path, help="results.json of usercopy-lab run")
-    c.add_argument("--lava", type=Path, help="results.json of LAVA's verdicts")
-    c.add_argument("--match", type=Path, help="JUnit of usercopy-lab match on LAVA's consoles")
-    args = parser.parse_args(argv)
+def command(action: Callable[[], int]) -> int:
+    """Run one `usercopy-lab lava` verdicts command: its status (PASSED,
+    FAILED, DIFFERENT), or UNUSABLE with one line on stderr when its input
+    cannot be used."""
     try:
-        suites = load_suites(args.suites_file)
-        if args.command == "verdicts":
-            [suite] = pick(suites, [args.suite])
-            return _show(verdicts_from_logs(suite, args.logs), args.json,
-                         {"source": f"lava-run logs in {args.logs}"})
-        if args.command == "fetch":
-            ids = [i.strip() for i in args.jobs.read_text().split() if i.strip()]
-            if not ids or not all(i.isdigit() for i in ids):
-                raise ValueError(f"{args.jobs}: want LAVA job ids, one a line")
-            token = args.token
-            if args.token_file is not None:
-                token = args.token_file.read_text().strip()
-            results = fetch(Server(args.server, token), ids, suites, args.out,
-                            args.timeout)
-            return _show(results, args.json, {"source": f"lava-server {args.server}"})
-        [suite] = pick(suites, [args.suite])
-        sources = {label: path for label, path in
-                   (("ours", args.ours), ("LAVA", args.lava), ("match", args.match)) if path}
-        if len(sources) < 2:
-            raise ValueError("compare needs two of --ours, --lava, --match")
-        return compare(sources, suite)
+        return action()
     except (SuiteError, OSError, ValueError, KeyError, TypeError, ET.ParseError,
             urllib.error.URLError, json.JSONDecodeError, yaml.YAMLError) as exc:
         print(f"lava: {shown(str(exc), None)}", file=sys.stderr)
         return UNUSABLE
+
+
+def verdicts_command(suites_file: Path, suite: str, logs: Path, json_path: Path | None) -> int:
+    """`lava verdicts`: LAVA's verdicts from the lava-run logs in LOGS."""
+    [chosen] = pick(load_suites(suites_file), [suite])
+    return _show(verdicts_from_logs(chosen, logs), json_path,
+                 {"source": f"lava-run logs in {logs}"})
+
+
+def fetch_command(suites_file: Path, server: str, jobs: Path, token: str,
+                  token_file: Path | None, out: Path | None, json_path: Path | None,
+                  timeout: float) -> int:
+    """`lava fetch`: wait for the jobs listed in JOBS on SERVER, their verdicts."""
+    ids = [i.strip() for i in jobs.read_text().split() if i.strip()]
+    if not ids or not all(i.isdigit() for i in ids):
+        raise ValueError(f"{jobs}: want LAVA job ids, one a line")
+    if token_file is not None:
+        token = token_file.read_text().strip()
+    results = fetch(Server(server, token), ids, load_suites(suites_file), out, timeout)
+    return _show(results, json_path, {"source": f"lava-server {server}"})
+
+
+def compare_command(suites_file: Path, suite: str, sources: dict[str, Path | None]) -> int:
+    """`lava compare`: the verdicts of two or three SOURCES (label: file), trigger by trigger."""
+    [chosen] = pick(load_suites(suites_file), [suite])
+    given = {label: path for label, path in sources.items() if path}
+    if len(given) < 2:
+        raise ValueError("compare needs two of --ours, --lava, --match")
+    return compare(given, chosen)
 
 
 def _show(results: list[TriggerResult], path: Path | None, meta: dict[str, Any]) -> int:
@@ -320,6 +308,3 @@ def _show(results: list[TriggerResult], path: Path | None, meta: dict[str, Any])
         write_json(results, path, meta)
     return FAILED if any(r.verdict in FAILING for r in results) else PASSED
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,19 +7,18 @@ in each configuration, drawn as the cost ratios on/off (hardening) and
 on/nosplit (the split), median with the spread over the repetitions.
 Charts are python3-matplotlib SVG, inline; the numbers are tables beside.
 
-  python3 -m usercopy_lab.output.bench_page BENCH_DIR
+  usercopy-lab page bench BENCH_DIR
 
 Exit status 0 written, 2 bad input (one line: a folder with neither).
 """
 from __future__ import annotations
 
 import statistics
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .charts import Chart, Ratio, distribution_chart, ratio_chart
-from .page_io import environment, page_main, read_json, write_html
+from .page_io import environment, read_json, write_html
 from .page_model import PageError, run_order
 
 RUNS = "runs"
@@ -100,11 +99,3 @@ def write_bench_page(bench: Path) -> Path:
         reps=overhead.get("reps", "?") if overhead else 0,
         bench_txt=(bench / "bench.txt").is_file(), median=statistics.median)
     return write_html(bench / "index.html", text)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return page_main("bench_page", __doc__, "results/bench-<time>", write_bench_page, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

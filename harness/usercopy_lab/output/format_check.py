@@ -8,13 +8,12 @@ VERDICT_FORMS), and kunit.py's summary counts must equal ours.  The run's
 index.html must hold one cell per trigger with its verdict, links that
 all lead to files, and nothing from a network (page_check).
 
-  python3 -m usercopy_lab.output.format_check RUN_DIR --kunit TREE/tools/testing/kunit/kunit.py
+  usercopy-lab check formats RUN_DIR --kunit TREE/tools/testing/kunit/kunit.py
 
 Exit status: 0 agree, 1 disagree (one line per difference), 2 bad input.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
@@ -151,25 +150,19 @@ def check_run(run_dir: Path, kunit_py: Path) -> list[str]:
             + check_junit(expected, run_dir / JUNIT_FILE) + page)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="format_check", description=__doc__.split("\n")[0])
-    parser.add_argument("run_dir", type=Path, help="results/<run-id>")
-    parser.add_argument("--kunit", type=Path, required=True,
-                        help="the tree's tools/testing/kunit/kunit.py")
-    args = parser.parse_args(argv)
+def command(run_dir: Path, kunit: Path) -> int:
+    """`usercopy-lab check formats`: 0 the formats agree with results.json,
+    1 they do not (each difference a line), 2 the check could not be done."""
     try:
-        problems = check_run(args.run_dir, args.kunit)
+        problems = check_run(run_dir, kunit)
     except CheckError as exc:
         print(f"format_check: {exc}", file=sys.stderr)
         return 2
     for p in problems:
         print(f"format_check: {p}")
-    n = len(load_expected(args.run_dir / "results.json"))
-    print(f"format_check: {args.run_dir}: {KTAP_FILE} (kunit.py parse), {JUNIT_FILE} and "
+    n = len(load_expected(run_dir / "results.json"))
+    print(f"format_check: {run_dir}: {KTAP_FILE} (kunit.py parse), {JUNIT_FILE} and "
           f"index.html "
           f"{'agree' if not problems else 'DISAGREE'} with results.json ({n} tests)")
     return 1 if problems else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

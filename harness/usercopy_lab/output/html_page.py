@@ -15,23 +15,21 @@ python3-jinja2 from results.json alone:
 
 `usercopy-lab run` writes it after results.json; again by hand:
 
-  python3 -m usercopy_lab.output.html_page RUN_DIR [--baseline RUN]
+  usercopy-lab page run RUN_DIR [--baseline RUN]
 
 Exit status 0 written, 2 bad input (one line: a missing results.json, a
 --baseline that is no run).
 """
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import TriggerResult, Verdict
 from .page_console import excerpt, golden_view
 from .page_diff import DiffKind, DiffRow, diff_runs
-from .page_io import environment, run_cli, write_html
+from .page_io import environment, write_html
 from .page_model import (RESULTS_JSON, RunResults, baseline_run, load_run,
                          previous_run)
 from .run_facts import run_facts
@@ -115,19 +113,3 @@ def write_page(run_dir: Path, baseline: str | None = None, repo: Path = REPO) ->
             log_name=str(name), excerpt=excerpt(r, console), golden=golden_view(r.golden, repo),
             change=changes.get((r.suite, r.trigger))), encoding="utf-8")
     return write_html(run_dir / INDEX, text)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="html_page", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run_dir", type=Path, help="results/<run> (its results.json)")
-    ap.add_argument("--baseline", help="the run to diff against: its folder, its "
-                    "results.json or a run id beside RUN_DIR (default: the run before "
-                    "with the same suites)")
-    ap.add_argument("--repo", type=Path, default=REPO, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    return run_cli("html_page", lambda: write_page(args.run_dir, args.baseline, args.repo))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,20 +5,19 @@ chart (python3-matplotlib SVG, inline) with its numbers as a table, the
 regions no copy reached with what would reach them, the findings and the
 guests, each linked to its console.
 
-  python3 -m usercopy_lab.output.hunt_page RUN_DIR
+  usercopy-lab page hunt RUN_DIR
 
 (hunt/ and output/ do not import each other: this reads the JSON.)  Exit
 status 0 written, 2 bad input (one line).
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .charts import Chart, CoverageBar, coverage_chart
-from .page_io import environment, page_main, read_json, write_html
+from .page_io import environment, read_json, write_html
 
 FINDINGS = Path("hunt") / "findings.json"
 PAGE = Path("hunt") / "index.html"
@@ -65,11 +64,3 @@ def write_hunt_page(run_dir: Path) -> Path:
         d=data, coverage=coverage, rows=rows, chart=chart, link=link,
         files=[name for name in OTHER_FILES if (hunt / name).is_file()])
     return write_html(run_dir / PAGE, text)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return page_main("hunt_page", __doc__, "results/<run> of a hunt (its hunt/findings.json)", write_hunt_page, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

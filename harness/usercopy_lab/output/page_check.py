@@ -6,14 +6,13 @@ its console), nothing fetched from a network, and the accessible basics
 image).  `make results-check` runs it on the last run; the tests on a
 fixture.
 
-  python3 -m usercopy_lab.output.page_check RUN_DIR
+  usercopy-lab check page RUN_DIR
 
 Exit status 0 the page agrees, 1 it does not (one line per problem), 2 bad
 input (no results.json).
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -172,22 +171,18 @@ def check_page(run_dir: Path) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="page_check", description=__doc__.split("\n")[0])
-    ap.add_argument("run_dir", type=Path, help="results/<run-id>")
-    args = ap.parse_args(argv)
+def command(run_dir: Path) -> int:
+    """`usercopy-lab check page`: 0 index.html agrees with results.json, 1 it
+    does not (each difference a line), 2 the check could not be done."""
     try:
-        problems = check_page(args.run_dir)
-        cells = len(load_run(args.run_dir).results)
+        problems = check_page(run_dir)
+        cells = len(load_run(run_dir).results)
     except PageError as exc:
         print(f"page_check: {shown(exc, None)}", file=sys.stderr)
         return 2
     for p in problems:
         print(f"page_check: {p}")
-    print(f"page_check: {args.run_dir / INDEX}: {cells} cells, "
+    print(f"page_check: {run_dir / INDEX}: {cells} cells, "
           f"{'agrees with' if not problems else 'DISAGREES with'} results.json")
     return 1 if problems else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,7 @@ from enum import Enum
 from pathlib import Path
 
 from ..model import TriggerResult
-from ..reports.log_reader import split_lines
+from ..reports import split_lines
 
 MAX_READ = 4 << 20          # a lab console is under 1 MB (log_reader.MAX_CONSOLE_MIB)
 BEFORE, AFTER = 12, 6       # context lines around the marked ones

@@ -3,7 +3,6 @@ JSON input as one line of error, writing a page whole, and the command
 line's exit status (0 written, 2 bad input with one line on stderr)."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable
@@ -45,7 +44,7 @@ def write_html(path: Path, text: str) -> Path:
     return path
 
 
-def run_cli(prog: str, write: Callable[[], Path]) -> int:
+def page_command(prog: str, write: Callable[[], Path]) -> int:
     """Call write(); print the page's path (0) or one line of why not (2)."""
     try:
         page = write()
@@ -62,12 +61,3 @@ def run_cli(prog: str, write: Callable[[], Path]) -> int:
         return 2
     print(f"{prog}: {page}")
     return 0
-
-
-def page_main(prog: str, doc: str, folder_help: str, write: Callable[[Path], Path],
-              argv: list[str] | None) -> int:
-    """The command line of a page made from one folder: `python3 -m ... FOLDER`."""
-    ap = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
-    ap.add_argument("folder", type=Path, help=folder_help)
-    args = ap.parse_args(argv)
-    return run_cli(prog, lambda: write(args.folder))

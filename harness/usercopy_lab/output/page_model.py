@@ -3,7 +3,7 @@ model's TriggerResult and Report, the run's meta, and the runs beside it.
 
 The page is made from results.json alone (and the files it names), so it
 can be made again later, for a run copied elsewhere, or for a fixture:
-`python3 -m usercopy_lab.output.html_page RUN_DIR`.
+`usercopy-lab page run RUN_DIR`.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from ..judge.selftests import evaluate_selftest_log, upstream_expect
 from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.verdict import ERROR, FAIL, Decision, decide, decide_audit, decide_check
 from ..model import Report, TriggerResult
-from ..reports.console_markers import ConsoleMarkers
+from ..reports import ConsoleMarkers
 
 
 @dataclass(frozen=True)

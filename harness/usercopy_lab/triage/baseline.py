@@ -22,8 +22,8 @@ from typing import Any, TextIO
 
 from ..inputs import file_kind, shown
 from ..model import Report
-from ..reports.log_reader import Prefixed, looks_binary, open_log, read_head
-from ..reports.oops_parser import ScanStats, iter_stream, make_signature
+from ..reports import (Prefixed, ScanStats, iter_stream, looks_binary, make_signature,
+                       open_log, read_head)
 from .inputs import READ_ERRORS, Limits, ScanCount, TriageError, find_logs, notes, scan
 
 BASELINE_JSON_LIMIT = 8 << 20     # bytes of a JSON baseline (all suites' results.json: ~0.5 MB)

@@ -1,53 +1,7 @@
-"""usercopy-lab triage: classify, title, deduplicate and diff kernel logs.
-
-    usercopy-lab triage [--json] [--syz-titles] [--baseline RESULTS_JSON_OR_DIR]
-                        [--vmlinux FILE] [--golden DIR] [--max-decompressed MIB]
-                        LOG_OR_DIR_OR_-...
-
-Reads serial consoles, dmesg (-T), journalctl -k and syslog files (plain or
-.gz/.xz/.bz2; "-" is standard input), streaming, and prints one row per
-distinct report signature: count, kind, first file:line, title.  --json
-prints one JSON object per report per line instead (with syz_title, the
-title syzkaller gives the report).  --syz-titles shows syzkaller's titles
-in the table.  --baseline marks every signature new / still present /
-gone and exits 1 when anything is new.  --golden names the golden file a
-report matches.  --vmlinux resolves frames to file:line.  A compressed log
-that expands past --max-decompressed MiB (default 1024) is refused, as a
-decompression bomb.  At most --max-input MiB (default 16384) of one log
-are read (an endless pipe ends there, with a warning).  Directories are
-searched for logs: a file whose name, less .gz/.xz/.bz2 and rotation
-suffixes (.1, -20240101, .old), has no suffix or .log, .txt, .dmesg,
-.console, .out or .serial (so kern.log.1, dmesg.0, syslog.2.gz); every
-other entry is named on stderr, "DIR: not read: NAME (why), ...".
-Symbolic links are followed, each directory and file once.  Lines end at
-"\\n" (or at a lone "\\r" in a log that ends its lines so).
-
-Nothing waits without a bound but standard input: a FIFO given by name is
-refused (pipe it to "-" instead), a device is read without waiting (what
-it has now: /dev/kmsg's records).  Standard input is read as it comes:
-each --json record is written, and flushed, when the line after its
-report arrives.  A compressed log's reports are held until it has been
-read whole: a decompression bomb is refused whole, table and --json.
-
-A binary file (its first 64 KiB) without a report is skipped at once
-(/dev/zero, /dev/urandom, an endless binary pipe).  A compressed log that
-ends early (a cut download) keeps every report whole before the cut, as
-zcat shows it, with a warning on stderr; the exit status is then what its
-reports give.  --baseline FILE is JSON (a results.json, a list of
-reports, or --json's one report per line; a .json name, or text starting
-with "{" or with "[" then "{", "[", "]" or '"') or else a log (a dmesg
-line starts "[  12.3" or "[Mon ..."); an empty, binary, unreadable or
-too big baseline (JSON: over 8 MiB or 250 000 values) is an error, as is
-a FIFO or device.  Running out of memory is exit 2, one line.  Names and report text are printed with
-control characters escaped; Ctrl-C stops with status 130 after the last
-whole --json record.
-
-Exit status: 0 ok, 1 new signatures against the baseline, 2 nothing could
-be read (or bad arguments, or a bad baseline), 130 interrupted.
-"""
+"""usercopy-lab triage: the scan of every log, its rows by signature, the
+table or --json records (triage/options.py says what it is asked)."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass, field
@@ -56,10 +10,11 @@ from typing import Any, TextIO
 
 from ..inputs import shown
 from ..model import Report
-from ..reports.symbolize import SymbolizeError, Symbolizer
+from ..reports import SymbolizeError, Symbolizer
 from ..judge.golden import Golden, load_dir, match_report
 from .baseline import load_baseline
-from .inputs import (DEFAULT_MAX_DECOMPRESSED_MIB, DEFAULT_MAX_INPUT_MIB, Limits,
+from .options import TriageOptions
+from .inputs import (Limits,
                             ScanCount, TriageError, find_logs, scan)
 
 STATUS_NEW, STATUS_STILL, STATUS_GONE = "new", "still present", "gone"
@@ -143,47 +98,11 @@ def print_table(rows: list[Row], gone: list[Report], out: TextIO,
     print(f"\n{total} report(s), {len(rows)} distinct signature(s)", file=out)
 
 
-# -------------------------------------------------------------------- cli
-def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "triage", help="classify, deduplicate and diff kernel reports in logs",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--json", action="store_true",
-                   help="one JSON object per report per line")
-    p.add_argument("--baseline", type=Path, metavar="RESULTS_JSON_OR_DIR",
-                   help="previous results.json (or JSON list of reports) or logs")
-    p.add_argument("--vmlinux", type=Path, metavar="FILE",
-                   help="resolve frames to file:line (needs debug info)")
-    p.add_argument("--golden", type=Path, action="append", metavar="DIR",
-                   help="golden directory (expected-oops/ or one suite of it)")
-    p.add_argument("--syz-titles", action="store_true",
-                   help="show syzkaller's titles (as on the syzbot dashboard) in the table")
-    p.add_argument("--max-decompressed", type=mib, default=DEFAULT_MAX_DECOMPRESSED_MIB,
-                   metavar="MIB", help="refuse a compressed log that expands past this "
-                   f"(default {DEFAULT_MAX_DECOMPRESSED_MIB} MiB)")
-    p.add_argument("--max-input", type=mib, default=DEFAULT_MAX_INPUT_MIB,
-                   metavar="MIB", help="read at most this much of one log, the rest "
-                   f"is ignored with a warning (default {DEFAULT_MAX_INPUT_MIB} MiB)")
-    p.add_argument("paths", type=Path, nargs="+", metavar="LOG_OR_DIR",
-                   help='log files, directories of logs, or "-" for standard input')
-    p.set_defaults(func=run)
-
-
-def mib(text: str) -> int:
-    """A positive number of MiB (an option's type=; match's --max-input too)."""
-    try:
-        value = int(text) if len(text) <= 12 else 0
-    except ValueError:
-        value = 0
-    if not 0 < value < 1 << 30:
-        raise argparse.ArgumentTypeError(f"{text!r}: want a positive number of MiB")
-    return value
-
-
-def run(args: argparse.Namespace) -> int:
+# ---------------------------------------------------------------- command
+def run(args: TriageOptions) -> int:
     out, err = sys.stdout, sys.stderr
     try:
-        return _run(args, out, err)
+        return report(args, out, err)
     except TriageError as exc:
         print(f"triage: {shown(exc, None)}", file=err)
         return 2
@@ -200,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
 
 
-def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def report(args: TriageOptions, out: TextIO, err: TextIO) -> int:
+    """Triage the logs of ARGS: the table (or --json records) on OUT, notes on ERR; the exit status."""
     limits = Limits(args.max_decompressed << 20, args.max_input << 20)
     goldens = load_golden(args.golden) if args.golden else []
     baseline = load_baseline(args.baseline, err, limits) if args.baseline else None

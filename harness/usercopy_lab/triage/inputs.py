@@ -38,8 +38,9 @@ from typing import IO, TextIO
 
 from ..inputs import file_kind, shown
 from ..model import Report
-from ..reports.log_reader import MAX_INPUT, is_compressed, open_log, open_stream
-from ..reports.oops_parser import MAX_LINE, LogFormatError, ScanStats, iter_stream
+from ..reports import (MAX_INPUT, MAX_LINE, LogFormatError, ScanStats, is_compressed,
+                       iter_stream, open_log, open_stream)
+from .options import DEFAULT_MAX_DECOMPRESSED_MIB
 
 LOG_SUFFIXES = {"", ".log", ".txt", ".dmesg", ".console", ".out", ".serial"}
 COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")
@@ -50,8 +51,6 @@ LOG_NAME_RULE = ("no suffix or " + ", ".join(sorted(s for s in LOG_SUFFIXES if s
                  + ", ".join(COMPRESSED_SUFFIXES) + ")")
 READ_ERRORS = (OSError, LogFormatError, lzma.LZMAError, EOFError, zlib.error)
 STDIN = Path("-")
-DEFAULT_MAX_DECOMPRESSED_MIB = 1024
-DEFAULT_MAX_INPUT_MIB = MAX_INPUT >> 20
 HOLD_IN_MEMORY = 8 << 20     # bytes of held reports kept in memory, the rest spooled
 
 

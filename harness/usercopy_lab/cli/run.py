@@ -1,10 +1,7 @@
-"""usercopy-lab command line: run suites, re-match logs, triage.
-
-Exit status: 0 every trigger passed (PASS, XFAIL or SKIP), 1 a trigger
-FAILed or was an ERROR, 2 the run could not be done (bad input: an option,
-suites.toml, a trigger list or a golden file; a missing kernel, initramfs
-or QEMU; a results folder that cannot be written), with one line on stderr
-naming the file:line or the missing thing.
+"""usercopy-lab run, match, suite-kernel, shell and soak: boot the suites'
+guests and judge them, judge captured consoles again, and the commands
+beside them.  run and match exit 0 when every trigger passed (PASS, XFAIL
+or SKIP), 1 when one FAILed or was an ERROR, 2 when they could not be done.
 """
 from __future__ import annotations
 
@@ -13,41 +10,32 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, Callable
 
-from .capture import shell
-from .capture.console_capture import pexpect_available
-from .capture.initramfs import with_modules
-from .capture.qemu_boot import ARCHES, NATIVE, choose_accel, qemu_available
-from .inputs import CHECK, JOBS, TIMEOUT, TRIGGER, InputError, arg_type, shown, writable_dir
-from .triage import command as triage
-from .judge.golden import load_layered
-from .judge.verdict import FAILING, SKIP
-from .model import BootMode, TriggerResult
-from .output import html_page, result_formats
-from .output.page_model import PageError, baseline_run
-from .output.results_report import ResultsJson, print_table
-from .reports.log_reader import MAX_CONSOLE_MIB, console_problem
-from .run.run_dir import open_run_dir
-from .run.run_loop import Job, RunOptions, StopSignals, default_jobs, execute, plan
-from .run.suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
-from .run.trigger_run import RunLimits, check_golden_name, evaluate_check_log, evaluate_log
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-class _Parser(argparse.ArgumentParser):
-    """A usage error is one line and exit status 2 (not the usage text)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {shown(message, None)} (see {self.prog} --help)\n")
+from ..run import soak
+from ..capture import shell
+from ..capture.console_capture import pexpect_available
+from ..capture.initramfs import with_modules
+from ..capture.qemu_boot import ARCHES, NATIVE, choose_accel, qemu_available
+from ..inputs import (CHECK, GUEST_MEMORY_MB, JOBS, KERNEL, TIMEOUT, TRIGGER, InputError,
+                      parse_cmdline, shown, writable_dir)
+from ..judge.golden import load_layered
+from ..judge.verdict import FAILING, SKIP
+from ..model import BootMode, TriggerResult
+from ..output import html_page, result_formats
+from ..output.page_model import PageError, baseline_run
+from ..output.results_report import ResultsJson, print_table
+from ..reports import MAX_CONSOLE_MIB, console_problem
+from ..run.run_dir import open_run_dir
+from ..run.run_loop import Job, RunOptions, StopSignals, default_jobs, execute, plan
+from ..run.suite import Suite, SuiteInputs, default_names, load_inputs, load_suites, pick
+from ..run.trigger_run import RunLimits, check_golden_name, evaluate_check_log, evaluate_log
+from .common import REPO, arg_type, described, mib, options
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="usercopy-lab", description=__doc__,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def add_commands(sub: Any, entry: Callable[[list[str]], int]) -> None:
+    """run, match, suite-kernel, shell and soak (ENTRY: the whole command
+    line, which each of soak's runs goes through as a user's would)."""
     run = sub.add_parser("run", help="boot one fresh guest per trigger and match")
     run.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     run.add_argument("--suite", action="append",
@@ -101,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--golden", type=Path, action="append",
                        help="golden folder (repeatable; searched in order)")
     match.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
-    match.add_argument("--max-input", type=triage.mib, default=MAX_CONSOLE_MIB, metavar="MIB",
+    match.add_argument("--max-input", type=mib, default=MAX_CONSOLE_MIB, metavar="MIB",
                        help="refuse a log (a .gz: expanded) over this, exit 2 (default "
                        f"{MAX_CONSOLE_MIB} MiB; a lab console is under 1 MB)")
     match.add_argument("logs", type=Path, nargs="+", help="TRIGGER.log files")
@@ -113,22 +101,27 @@ def main(argv: list[str] | None = None) -> int:
     sk.add_argument("--suites-file", type=Path, default=REPO / "suites.toml")
     sk.set_defaults(func=cmd_suite_kernel)
 
-    triage.add_parser(sub)
-    shell.add_parser(sub)
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except InputError as exc:
-        print(f"usercopy-lab: {shown(exc, None)}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # a file that cannot be read or written
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"usercopy-lab: {shown(where, None)}{shown(exc.strerror or exc, None)}",
-              file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:    # before any guest ran (the run loop has its own)
-        print("usercopy-lab: interrupted", file=sys.stderr)
-        return 130
+    sh = sub.add_parser(
+        "shell", help="boot a lab kernel to a shell on the serial console (Ctrl-A X quits)")
+    sh.add_argument("--kernel", default="seeds", type=arg_type(KERNEL.parse),
+                    help="kernel variant: build/kernel-NAME (default: seeds, the kernel "
+                         "of the default suite)")
+    sh.add_argument("--cmdline", default="", type=arg_type(parse_cmdline),
+                    help="extra kernel command line (as suites.toml's cmdline)")
+    sh.add_argument("--build-dir", type=Path, default=REPO / "build")
+    sh.add_argument("--initramfs", type=Path, default=REPO / "build/initramfs.cpio")
+    sh.add_argument("--results", type=Path, default=REPO / "results")
+    sh.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
+    sh.add_argument("--memory", type=arg_type(GUEST_MEMORY_MB.parse), default=256,
+                    help=f"guest memory in MiB ({GUEST_MEMORY_MB.low}-{GUEST_MEMORY_MB.high})")
+    sh.set_defaults(func=lambda a: shell.run(options(shell.ShellOptions, a)))
+
+    so = described(sub, "soak", soak.__doc__, "run the same suites many times, count flakes")
+    so.add_argument("--runs", type=arg_type(soak.RUNS.parse), default=20)
+    so.add_argument("--results", type=Path, default=Path("results/soak"),
+                    help="each run's folder is made under RESULTS/<soak-id>/; every "
+                    "other option is passed on to usercopy-lab run")
+    so.set_defaults(func=lambda a: soak.soak(a.runs, a.results, a.extra, entry), passes_on=True)
 
 
 def _format_options(p: argparse.ArgumentParser) -> None:
@@ -345,5 +338,3 @@ def cmd_match(args: argparse.Namespace) -> int:
                                  ktap=args.ktap, junit=args.junit)
     return 1 if any(r.verdict in FAILING for r in results) else 0
 
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,9 @@
-"""make gaps: python3 -m usercopy_lab.gaps.cli --tree DIR --out DIR [--patch P]...
+"""make gaps: usercopy-lab gaps --tree DIR --out DIR [--patch P]...
 
 Exit status: 0 every candidate has a status and every region without a site
 its reason; 1 some have not (listed); 2 bad input (one line)."""
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import pickle
@@ -17,11 +16,12 @@ from pathlib import Path
 
 from . import report, scan as scan_mod, triage as triage_mod
 from .model import GapsError
+from .options import GapsOptions
 from .tree import Tree
 
 FINDER_DIR = Path(__file__).resolve().parent
 # Modules that only render or judge a scan: a change to them reuses it.
-RENDER_ONLY = frozenset({"cli.py", "report.py", "triage.py", "__init__.py"})
+RENDER_ONLY = frozenset({"command.py", "report.py", "triage.py", "__init__.py"})
 
 
 INDEX_CACHE = "index-cache.pickle"
@@ -94,7 +94,7 @@ def overlay_from_patches(tree_root: Path, patches: list[Path], into: Path) -> No
             raise GapsError(f"{p}: does not apply to {tree_root}: {why[0] if why else done.returncode}")
 
 
-def _from_base(args: argparse.Namespace, tree: Tree, overlay: Path, say):
+def _from_base(args: GapsOptions, tree: Tree, overlay: Path, say):
     """The base scan of the same tree, with the patched files read again;
     None (a full scan) when the patch changes anything but .c files."""
     changed = sorted(str(p.relative_to(overlay)) for p in overlay.rglob("*") if p.is_file())
@@ -111,7 +111,7 @@ def _from_base(args: argparse.Namespace, tree: Tree, overlay: Path, say):
     return scan_mod.rescan(base, tree, changed, say)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: GapsOptions) -> int:
     say = (lambda m: print(m, file=sys.stderr, flush=True)) if not args.quiet else None
     patches = [Path(p) for p in args.patch]
     tri = triage_mod.load(args.triage)
@@ -178,22 +178,8 @@ def _print_lines(lines: list[str]) -> None:
         os.close(devnull)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m usercopy_lab.gaps.cli",
-                                     description="Static gap finder: copy sites against slab "
-                                                 "cache regions (docs/gaps.md).")
-    parser.add_argument("--tree", type=Path, required=True, help="an extracted kernel tree")
-    parser.add_argument("--out", type=Path, required=True, help="folder for gaps.json, gaps.md")
-    parser.add_argument("--patch", action="append", default=[],
-                        help="a patch applied on a copy of the files it changes (a mutation)")
-    parser.add_argument("--triage", type=Path, default=None, help="expected-oops/gaps/triage.toml")
-    parser.add_argument("--label", default="", help="the tree's name in gaps.md")
-    parser.add_argument("--base", type=Path, default=None,
-                        help="with --patch: the output folder of the same tree's scan, whose "
-                             "scan is reused for the files the patch does not change")
-    parser.add_argument("--force", action="store_true", help="scan even if nothing changed")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    args = parser.parse_args(argv)
+def command(args: GapsOptions) -> int:
+    """The scan's exit status, or 2 with one line on stderr for bad input."""
     try:
         return run(args)
     except GapsError as exc:
@@ -201,7 +187,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

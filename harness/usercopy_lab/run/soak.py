@@ -1,6 +1,6 @@
 """Soak: run the suites N times and count each trigger's verdicts.
 
-    python3 -m usercopy_lab.soak --runs 20 --results results/soak [run options]
+    usercopy-lab soak --runs 20 --results results/soak [run options]
 
 Every run is an ordinary `usercopy-lab run` (all options after the soak's
 own are passed on) into its own folder under --results.  Then one line per
@@ -11,7 +11,6 @@ time; 2 when a run could not be done; 130 on Ctrl-C.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -19,11 +18,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
-from .cli import main as cli_main
-from .inputs import IntRange, arg_type, read_bounded
-from .judge.verdict import FAILING
+from ..inputs import IntRange, read_bounded
+from ..judge.verdict import FAILING
 
 RUNS = IntRange("--runs", 1, 10000)
 RESULTS_LIMIT = 64 << 20     # one results.json: 0.5 MB for the 312 guests of make test
@@ -70,21 +68,19 @@ def print_counts(table: dict[str, TriggerCounts], runs: int, out: TextIO) -> Non
               file=out)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="usercopy-lab soak", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=arg_type(RUNS.parse), default=20)
-    parser.add_argument("--results", type=Path, default=Path("results/soak"),
-                        help="each run's folder is made under RESULTS/<soak-id>/")
-    args, run_args = parser.parse_known_args(argv)
-
-    root = args.results / time.strftime("%Y%m%d-%H%M%S")
+def soak(runs: int, results: Path, run_args: list[str],
+         run: Callable[[list[str]], int]) -> int:
+    """RUNS runs of `usercopy-lab run RUN_ARGS` (RUN: the CLI's own entry),
+    each in a folder under RESULTS/<soak-id>/; the verdicts counted per
+    trigger.  0 every trigger the same every run, 1 a flake or a trigger
+    failing every run, else the status of the run that could not be done."""
+    root = results / time.strftime("%Y%m%d-%H%M%S")
     walls = []
     start = time.monotonic()
-    for i in range(1, args.runs + 1):
-        print(f"soak: run {i}/{args.runs}", flush=True)
+    for i in range(1, runs + 1):
+        print(f"soak: run {i}/{runs}", flush=True)
         t0 = time.monotonic()
-        rc = cli_main(["run", "--results", str(root), *run_args])
+        rc = run(["run", "--results", str(root), *run_args])
         walls.append(time.monotonic() - t0)
         if rc not in (0, 1):
             print(f"soak: run {i} exited {rc}; stopping", file=sys.stderr)
@@ -101,6 +97,3 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(failing)} failing every run")
     return 1 if flakes or failing else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,12 +1,12 @@
 """Hostile inputs, each run as the user would run it, with limits.
 
-    python3 -m usercopy_lab.run.hostile_inputs [CASES.toml ...] [--only NAME] [--pythonpath DIR]
+    python3 harness/tests/hostile_inputs.py [CASES.toml ...] [--only NAME] [--pythonpath DIR]
                                                [-j JOBS]
 
 Every [[case]] of the tables (harness/tests/hostile_inputs.toml, then
 harness/tests/hostile_inputs.d/*.toml; a row per case, so new cases are
-rows, not code) runs `python3 -m usercopy_lab.cli
-ARGV` as a subprocess in a throw-away lab: a folder with a fake build (a
+rows, not code) runs `python3 -m usercopy_lab
+ARGV` (./usercopy-lab ARGV) as a subprocess in a throw-away lab: a folder with a fake build (a
 placeholder bzImage and initramfs), the fake QEMU of harness/tests/fake_qemu
 first on PATH (nothing boots), the real consoles it replays, and the files
 the case asks for.  Each must, within LIMIT_SECONDS of CPU time (its own,
@@ -63,9 +63,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..inputs import InputError, load_toml, shown
-
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
+if __name__ == "__main__":          # run as a program: the lab's harness/ beside it
+    sys.path.insert(0, str(REPO / "harness"))
+from usercopy_lab.inputs import InputError, load_toml, shown  # noqa: E402
 CASES = REPO / "harness" / "tests" / "hostile_inputs.toml"
 # More tables beside it, one per area (hostile_inputs.d/NAME.toml), read
 # after it in name order: one table of rows, several files to edit.
@@ -238,7 +239,7 @@ def run_case(case: Case, pythonpath: Path) -> Outcome:
             proc = subprocess.Popen(
                 ["prlimit", f"--as={LIMIT_AS_MB << 20}",
                  f"--cpu={int(LIMIT_SECONDS)}:{int(LIMIT_SECONDS) + 1}", "--", sys.executable, "-m",
-                 "usercopy_lab.cli", *_argv(case, tmp, lab)],
+                 "usercopy_lab", *_argv(case, tmp, lab)],
                 stdin=stdin, stdout=fout, stderr=ferr, env=env, cwd=tmp,
                 start_new_session=True)
             if case.stdin in _ENDLESS:
