@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "harness"))
 
-from usercopy_lab.reports.oops_parser import ScanStats, iter_file, iter_stream  # noqa: E402
+from usercopy_lab.reports import ScanStats, iter_file, iter_stream  # noqa: E402
 
 GOAL_MB_S = 50.0
 MAIL_CORPUS = HERE.parent / "build" / "corpora" / "mail"
