@@ -45,9 +45,9 @@ from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormat
                          candidate_lines, open_log)
 from .qp_lines import QuotedPrintable
 from .report_analysis import BARE_FRAME, RawReport, analyze, is_plumbing
-from .open_report import _Open, _carries_on
-from .report_lines import (MAX_KEPT_LINE, _context, _cut_glue, _is_cut, _pieces,
-                           _starts_kernel_line, _window)
+from .open_report import OpenReport, carries_on
+from .report_lines import (MAX_KEPT_LINE, context, cut_glue, is_cut, pieces,
+                           starts_kernel_line, window)
 from .report_naming import make_signature
 from .trace_layout import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
                            ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
@@ -85,18 +85,18 @@ class _Segmenter:
     """Feed (line number, raw line); closed reports collect in order."""
 
     file: str
-    open: dict[str, _Open] = field(default_factory=dict)
+    open: dict[str, OpenReport] = field(default_factory=dict)
     closed: list[Report] = field(default_factory=list)
     version: str | None = None
     lkdtm_address: int | None = None
     died: bool = False
-    last: _Open | None = None
+    last: OpenReport | None = None
     # With caller ids, a report cut by the next report of the same task
     # keeps reading that task's lines for its syzkaller title, as
     # syzkaller does; it is held until the task's reports end.
-    held: dict[str, list[_Open]] = field(default_factory=dict)
+    held: dict[str, list[OpenReport]] = field(default_factory=dict)
     # Openers interrupted before their body (Group.body_after), per context.
-    detached: dict[str, _Open] = field(default_factory=dict)
+    detached: dict[str, OpenReport] = field(default_factory=dict)
     # a mail body stored quoted-printable: soft breaks joined, escapes decoded
     qp: QuotedPrintable = field(default_factory=QuotedPrintable)
     opened: int = 0               # reports opened so far
@@ -128,7 +128,7 @@ class _Segmenter:
         ll = parse_line(raw)
         text = ll.text
         if len(text) > MAX_KEPT_LINE:
-            text = _window(text)
+            text = window(text)
         if "Linux version" in text and (m := _LINUX_VERSION.search(text)):
             self.close_all()
             self.version = m.group(1) + (" " + m.group(2) if m.group(2) else "")
@@ -160,17 +160,17 @@ class _Segmenter:
                 (last.cut and last.width < WRAP_WIDTH) or _OPEN_WORD.search(prev)
                 or SOURCE_TAIL.match(text)) else ""
             if last.cut and not prev.endswith(" "):
-                glue = _cut_glue(prev, text, glue)
+                glue = cut_glue(prev, text, glue)
             last.raw.lines[-1] = (prev + glue + text)[:MAX_KEPT_LINE]
             last.raw.end_line = last.last_phys = lineno
             last.width = ll.width
-            last.cut = _is_cut(last.raw.lines[-1])
+            last.cut = is_cut(last.raw.lines[-1])
             last.inline_head = len(last.raw.lines) <= MAX_INLINE_COPIES and all(
                 INLINE_COPY.search(t) for t in last.raw.lines)
             self.last = last
             return
         group = None if ll.foreign else header_group(text)
-        ctx = _context(ll)
+        ctx = context(ll)
         cur = self.open.get(ctx)
         if cur is None and ll.caller and ll.caller[0] == "C":
             cur = next((o for o in self.open.values() if o.traceback), None)
@@ -179,7 +179,7 @@ class _Segmenter:
             return          # the summary of the report that just ended
         if group is not None:
             det = self.detached.get(ctx)
-            if det is not None and _carries_on(det, text):
+            if det is not None and carries_on(det, text):
                 # the body of an opener another report interrupted
                 if cur is not None:
                     self._close(cur, interrupted=True)
@@ -222,7 +222,7 @@ class _Segmenter:
             return
         self._take(cur, lineno, text, ll)
 
-    def _continues_line(self, last: _Open, lineno: int, ll: LogLine) -> bool:
+    def _continues_line(self, last: OpenReport, lineno: int, ll: LogLine) -> bool:
         if (ll.foreign or not ll.text.strip() or last.last_phys != lineno - 1
                 or self.open.get(last.ctx) is not last
                 or ll.text.startswith(HARNESS_PREFIXES)):
@@ -232,8 +232,8 @@ class _Segmenter:
             # pieces): the next line of its context completes it, indented
             # (a commit message) or not, even where a mailer's wrap lost the
             # quote marks of the rest
-            return ((_context(ll) == last.ctx or not (ll.stamped or ll.caller))
-                    and ll.quote <= last.quote and not _starts_kernel_line(ll.text.lstrip()))
+            return ((context(ll) == last.ctx or not (ll.stamped or ll.caller))
+                    and ll.quote <= last.quote and not starts_kernel_line(ll.text.lstrip()))
         if ll.quote != last.quote:
             return False
         if ll.stamped or ll.caller:
@@ -248,9 +248,9 @@ class _Segmenter:
         # space (the kernel's own lines can too, but then a kernel line
         # follows); a hard wrap before a word no kernel message ends with.
         return ((prev.endswith(" ") or bool(_OPEN_WORD.search(prev)))
-                and not _starts_kernel_line(ll.text))
+                and not starts_kernel_line(ll.text))
 
-    def _continues_report(self, cur: _Open, text: str, group: Group) -> bool:
+    def _continues_report(self, cur: OpenReport, text: str, group: Group) -> bool:
         if group.inside:
             return True
         if any(c.search(text) for c in CONTINUES):
@@ -266,7 +266,7 @@ class _Segmenter:
         return cur.prelude and not cur.merged and cur.phase == "header" and group.syz
 
     def _message_apart(self, ctx: str, text: str, group: Group, ll: LogLine,
-                       lineno: int) -> _Open | None:
+                       lineno: int) -> OpenReport | None:
         """The open message (a header-only report of a group whose joins
         pattern this header matches: the usercopy message before "kernel
         BUG at mm/usercopy.c") in a neighbouring context, when no report
@@ -296,7 +296,7 @@ class _Segmenter:
         return None
 
     def _pc_line_apart(self, text: str, group: Group, ll: LogLine,
-                       lineno: int) -> _Open | None:
+                       lineno: int) -> OpenReport | None:
         """The report a usercopy_abort PC line opened (an excerpt that
         starts at "EIP: usercopy_abort"), still without frames, when the
         usercopy message its group joins comes next from another context
@@ -317,12 +317,12 @@ class _Segmenter:
                         kernel=self.version, lkdtm_address=self.lkdtm_address,
                         secondary=self.died)
         self.opened += 1
-        cur = _Open(ctx, raw, prelude=not group.syz, inline_head=bool(INLINE_COPY.search(text)),
+        cur = OpenReport(ctx, raw, prelude=not group.syz, inline_head=bool(INLINE_COPY.search(text)),
                     seq=self.opened)
         self.open[ctx] = cur
         self._take(cur, lineno, text, ll, group)
 
-    def _take(self, cur: _Open, lineno: int, text: str, ll: LogLine,
+    def _take(self, cur: OpenReport, lineno: int, text: str, ll: LogLine,
               group: Group | None = None) -> None:
         for held in self.held.get(cur.ctx, ()):
             if len(held.raw.syz_extra) < MAX_REPORT_LINES:
@@ -340,7 +340,7 @@ class _Segmenter:
         if len(cur.raw.lines) >= MAX_REPORT_LINES:
             self._close(cur)
 
-    def _absorb(self, cur: _Open, text: str) -> bool:
+    def _absorb(self, cur: OpenReport, text: str) -> bool:
         """Whether a non-header line of cur's context belongs to it."""
         s = text.strip()
         if cur.phase == "ended":
@@ -376,7 +376,7 @@ class _Segmenter:
         cur.after_trace += 1
         return cur.unknown <= (MAX_HEADER_LINES if cur.phase == "header" else MAX_UNKNOWN_RUN)
 
-    def _close(self, cur: _Open, interrupted: bool = False, hold: bool = False) -> None:
+    def _close(self, cur: OpenReport, interrupted: bool = False, hold: bool = False) -> None:
         """interrupted: by another report or by a line that is not part of
         it (as opposed to the end of the input); hold: by the next report
         of its task."""
@@ -403,7 +403,7 @@ class _Segmenter:
             self.closed.append(analyze(held.raw))
         self.closed.append(analyze(cur.raw))
 
-    def _finish(self, cur: _Open) -> None:
+    def _finish(self, cur: OpenReport) -> None:
         """A detached opener whose body never came: a report of its own."""
         self.closed.append(analyze(cur.raw))
 
@@ -442,7 +442,7 @@ def iter_numbered(lines: Iterable[tuple[int, str]], file: str = "<input>") -> It
     """Reports in (line number, text) pairs (log_reader.iter_lines), in order."""
     seg = _Segmenter(file)
     for lineno, line in lines:
-        for raw in _pieces(line):
+        for raw in pieces(line):
             if not seg.busy and not any(t in raw for t in TRIGGERS):
                 continue
             seg.feed(lineno, raw)

@@ -10,7 +10,7 @@ from .trace_layout import header_group
 
 
 @dataclass
-class _Open:
+class OpenReport:
     ctx: str
     raw: RawReport
     prelude: bool = False         # opened by a line syzkaller does not see
@@ -30,6 +30,6 @@ class _Open:
     after_trace: int = 0          # unrelated lines since the last trace line
 
 
-def _carries_on(opener: _Open, text: str) -> bool:
+def carries_on(opener: OpenReport, text: str) -> bool:
     group = header_group(opener.raw.lines[0]) if opener.raw.lines else None
     return group is not None and any(p.search(text) for p in group.body_after)
