@@ -39,29 +39,25 @@ from typing import BinaryIO
 
 from ..model import Report
 from .format_parts import Group
-from .frames import parse_frame
 from .log_lines import LogLine, parse_line
 from .log_reader import (CHUNK, MAX_DECOMPRESSED, MAX_INPUT, MAX_LINE, LogFormatError, ScanStats,
                          candidate_lines, open_log)
 from .qp_lines import QuotedPrintable
-from .report_analysis import BARE_FRAME, RawReport, analyze, is_plumbing
-from .open_report import OpenReport, carries_on
-from .report_lines import (MAX_KEPT_LINE, context, cut_glue, is_cut, pieces,
+from .open_report import (MAX_HEADER_LINES, MAX_INLINE_COPIES, MAX_UNKNOWN_RUN, Frames, OpenReport,
+                          Phase)
+from .report_analysis import RawReport, analyze, is_plumbing
+from .report_lines import (MAX_KEPT_LINE, context, cut_glue, pieces,
                            starts_kernel_line, window)
 from .report_naming import make_signature
-from .trace_layout import (BANNER, CONTINUES, INFO_WITH_STACK, INLINE_COPY, NEW_TRACE,
-                           ROOT_FRAME, SOURCE_TAIL, TAIL_LINE, TRACE_DONE, TRACE_LINE, TRIGGERS,
-                           header_group, may_matter)
+from .trace_layout import (CONTINUES, INFO_WITH_STACK, SOURCE_TAIL, TRIGGERS, header_group,
+                           may_matter)
 
 __all__ = ["CHUNK", "MAX_LINE", "LogFormatError", "ScanStats", "is_plumbing", "iter_file",
            "iter_reports", "iter_stream", "make_signature", "parse_file"]
 
 MAX_REPORT_LINES = 4000       # lines of one report; a longer one is closed
-MAX_HEADER_LINES = 300        # unrelated lines before a call trace
-MAX_UNKNOWN_RUN = 50          # unrelated lines in a row inside a trace
 WRAP_WIDTH = 70               # a line this long may have been wrapped
 MAX_GAP = 500                 # lines of other contexts before a quiet report ends
-MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
 MAX_DETACHED = 500            # lines an opener waits for its body (Group.body_after)
 MAX_SUMMARY_GAP = 50          # lines from a report's end to x86's RIP summary of it
 # The lab harness's own lines in a captured console (console_capture): never
@@ -139,11 +135,11 @@ class _Segmenter:
         if "** replaying previous printk message **" in text and self._replayed(lineno):
             return
         if len(self.open) > 1 or (self.open and not self.last):
-            for quiet in [o for o in self.open.values() if lineno - o.last_phys > MAX_GAP]:
+            for quiet in [o for o in self.open.values() if lineno - o.last.number > MAX_GAP]:
                 self._close(quiet)
         if self.detached:
             for ctx, det in list(self.detached.items()):
-                if lineno - det.last_phys > MAX_DETACHED:
+                if lineno - det.last.number > MAX_DETACHED:
                     del self.detached[ctx]
                     self._finish(det)
         last, self.last = self.last, None
@@ -151,48 +147,43 @@ class _Segmenter:
             prev = last.raw.lines[-1]
             if prev.endswith("  "):
                 prev = prev[:-1]        # format=flowed; DelSp=yes added one
-            if last.cut:
+            if last.last.broken:
                 text = text.lstrip()
             # a mailer wraps between words (the space is gone), a tracker at
             # a fixed width, maybe inside a word: a broken header takes the
             # join its group's formats read, else the width decides
             glue = " " if not prev.endswith(" ") and (
-                (last.cut and last.width < WRAP_WIDTH) or _OPEN_WORD.search(prev)
+                (last.last.broken and last.last.width < WRAP_WIDTH) or _OPEN_WORD.search(prev)
                 or SOURCE_TAIL.match(text)) else ""
-            if last.cut and not prev.endswith(" "):
+            if last.last.broken and not prev.endswith(" "):
                 glue = cut_glue(prev, text, glue)
-            last.raw.lines[-1] = (prev + glue + text)[:MAX_KEPT_LINE]
-            last.raw.end_line = last.last_phys = lineno
-            last.width = ll.width
-            last.cut = is_cut(last.raw.lines[-1])
-            last.inline_head = len(last.raw.lines) <= MAX_INLINE_COPIES and all(
-                INLINE_COPY.search(t) for t in last.raw.lines)
+            last.rejoin(lineno, ll.width, prev + glue + text)
             self.last = last
             return
         group = None if ll.foreign else header_group(text)
         ctx = context(ll)
         cur = self.open.get(ctx)
         if cur is None and ll.caller and ll.caller[0] == "C":
-            cur = next((o for o in self.open.values() if o.traceback), None)
+            cur = next((o for o in self.open.values() if o.nmi_backtrace), None)
         if group is not None and group.inside and cur is None and (
                 lineno - self.ended_at.get(ctx, -MAX_SUMMARY_GAP - 1) <= MAX_SUMMARY_GAP):
             return          # the summary of the report that just ended
         if group is not None:
             det = self.detached.get(ctx)
-            if det is not None and carries_on(det, text):
+            if det is not None and det.carries_on(text):
                 # the body of an opener another report interrupted
                 if cur is not None:
                     self._close(cur, interrupted=True)
                 del self.detached[ctx]
-                det.phase, det.unknown, det.after_trace = "header", 0, 0
+                det.body_came()
                 self.open[ctx] = det
                 self._take(det, lineno, text, ll, group)
                 return
             if cur is not None and self._continues_report(cur, text, group):
                 if group.syz:
-                    cur.merged = True
-                if "Kernel panic" in text and cur.phase == "ended":
-                    cur.phase = "trace"
+                    cur.syz_header_followed()
+                if "Kernel panic" in text:
+                    cur.panic_after_end()
                 self._take(cur, lineno, text, ll, group)
                 return
             if cur is not None:
@@ -201,7 +192,8 @@ class _Segmenter:
                 # the message of the crash this header reports, printed in
                 # a neighbouring context: it moves here and takes the body
                 del self.open[msg.ctx]
-                msg.ctx, msg.merged = ctx, True
+                msg.ctx = ctx
+                msg.syz_header_followed()
                 self.open[ctx] = msg
                 self._take(msg, lineno, text, ll, group)
                 return
@@ -217,24 +209,24 @@ class _Segmenter:
         if any(s in text for s in INFO_WITH_STACK) or "serialport: VM disconnected" in text:
             self._close(cur)
             return
-        if not self._absorb(cur, text):
+        if not cur.absorb(text):
             self._close(cur, interrupted=True)
             return
         self._take(cur, lineno, text, ll)
 
     def _continues_line(self, last: OpenReport, lineno: int, ll: LogLine) -> bool:
-        if (ll.foreign or not ll.text.strip() or last.last_phys != lineno - 1
+        if (ll.foreign or not ll.text.strip() or last.last.number != lineno - 1
                 or self.open.get(last.ctx) is not last
                 or ll.text.startswith(HARNESS_PREFIXES)):
             return False
-        if last.cut:
+        if last.last.broken:
             # a header broken before its end (by a mailer, or printed in
             # pieces): the next line of its context completes it, indented
             # (a commit message) or not, even where a mailer's wrap lost the
             # quote marks of the rest
             return ((context(ll) == last.ctx or not (ll.stamped or ll.caller))
-                    and ll.quote <= last.quote and not starts_kernel_line(ll.text.lstrip()))
-        if ll.quote != last.quote:
+                    and ll.quote <= last.last.quote and not starts_kernel_line(ll.text.lstrip()))
+        if ll.quote != last.last.quote:
             return False
         if ll.stamped or ll.caller:
             return False
@@ -243,7 +235,7 @@ class _Segmenter:
         prev = last.raw.lines[-1]
         if last.raw.stamped:
             # an unstamped line after a stamped one: wrapped by a mailer or tracker
-            return prev.endswith(" ") or last.width >= WRAP_WIDTH or bool(_OPEN_WORD.search(prev))
+            return prev.endswith(" ") or last.last.width >= WRAP_WIDTH or bool(_OPEN_WORD.search(prev))
         # No stamps (a mail): format=flowed's soft break ends a line with a
         # space (the kernel's own lines can too, but then a kernel line
         # follows); a hard wrap before a word no kernel message ends with.
@@ -255,15 +247,15 @@ class _Segmenter:
             return True
         if any(c.search(text) for c in CONTINUES):
             # a die line continues what it dies of, not a report that ended
-            return cur.phase != "ended" or "Kernel panic" in text
+            return cur.phase is not Phase.ENDED or "Kernel panic" in text
         if cur.inline_head and cur.raw.lines and header_group(cur.raw.lines[0]) is group:
             return True
-        if (group.joins is not None and cur.phase == "header" and cur.raw.lines
+        if (group.joins is not None and cur.phase is Phase.HEADER and cur.raw.lines
                 and group.joins.search(cur.raw.lines[0])):
             return True
         if group.header == "Oops":
-            return cur.phase == "header"
-        return cur.prelude and not cur.merged and cur.phase == "header" and group.syz
+            return cur.phase is Phase.HEADER
+        return cur.awaits_syz_header and group.syz
 
     def _message_apart(self, ctx: str, text: str, group: Group, ll: LogLine,
                        lineno: int) -> OpenReport | None:
@@ -277,10 +269,9 @@ class _Segmenter:
         if not group.syz:
             return None
         for o in self.open.values():
-            if (o.seq != self.opened or o.phase != "header" or o.traced or not o.prelude
-                    or o.merged or not o.raw.lines):
+            if o.seq != self.opened or not o.awaits_syz_header or not o.raw.lines:
                 continue
-            og = header_group(o.raw.lines[0])
+            og = o.group
             if og is None or og.joins is None or not og.joins.search(text):
                 continue
             if ll.caller or o.ctx.startswith(("T", "C")):
@@ -305,9 +296,9 @@ class _Segmenter:
         if group.joins is None or group.syz:
             return None
         for o in self.open.values():
-            if (o.seq == self.opened and o.phase == "header" and not o.traced and o.raw.lines
+            if (o.seq == self.opened and o.phase is Phase.HEADER and o.raw.lines
                     and o.ctx.count(">") == ll.quote and lineno - o.raw.end_line <= 3):
-                og = header_group(o.raw.lines[0])
+                og = o.group
                 if og is not None and og.inside:
                     return o
         return None
@@ -317,8 +308,7 @@ class _Segmenter:
                         kernel=self.version, lkdtm_address=self.lkdtm_address,
                         secondary=self.died)
         self.opened += 1
-        cur = OpenReport(ctx, raw, prelude=not group.syz, inline_head=bool(INLINE_COPY.search(text)),
-                    seq=self.opened)
+        cur = OpenReport.start(ctx, raw, group, text, self.opened)
         self.open[ctx] = cur
         self._take(cur, lineno, text, ll, group)
 
@@ -327,54 +317,12 @@ class _Segmenter:
         for held in self.held.get(cur.ctx, ()):
             if len(held.raw.syz_extra) < MAX_REPORT_LINES:
                 held.raw.syz_extra.append(text[:MAX_KEPT_LINE])
-        cur.raw.lines.append(text[:MAX_KEPT_LINE])
-        cur.raw.end_line = cur.last_phys = lineno
-        cur.width = ll.width
-        cur.cut = group is not None and any(p.search(text) for p in group.cut)
-        cur.quote = ll.quote
-        if cur.inline_head and len(cur.raw.lines) > 1 and not INLINE_COPY.search(text):
-            cur.inline_head = False
+        cur.take(lineno, text, ll, group)
         self.last = cur
         if "[#" in text and _DIE.search(text):
             self.died = True
         if len(cur.raw.lines) >= MAX_REPORT_LINES:
             self._close(cur)
-
-    def _absorb(self, cur: OpenReport, text: str) -> bool:
-        """Whether a non-header line of cur's context belongs to it."""
-        s = text.strip()
-        if cur.phase == "ended":
-            return bool(TAIL_LINE.match(s)) or parse_frame(text) is not None
-        if "---[ end" in s:
-            cur.phase = "ended"
-            return True
-        if not cur.traceback and "Sending NMI from CPU" in text:
-            cur.traceback = True
-        frame = parse_frame(text)
-        if frame is not None or TRACE_LINE.match(s) or (
-                cur.phase == "trace" and not cur.printed and BARE_FRAME.match(text)):
-            cur.printed = cur.printed or frame is not None
-            cur.traced = True
-            if cur.phase == "header":
-                cur.phase = "trace"
-            if NEW_TRACE.match(s):
-                cur.complete = False
-            elif frame is not None and ROOT_FRAME.fullmatch(frame.func) or TRACE_DONE.match(s):
-                cur.complete = True
-            cur.unknown = cur.after_trace = 0
-            return True
-        if BANNER.match(s) and len(cur.raw.lines) > 1:
-            cur.phase = "ended"
-            return True
-        if not s and cur.phase == "trace" and cur.after_trace == 0:
-            cur.complete = True         # an empty line ends a trace
-        if TAIL_LINE.match(s):
-            if cur.phase == "trace" and TRACE_DONE.match(s):
-                cur.complete = True
-            return True
-        cur.unknown += 1
-        cur.after_trace += 1
-        return cur.unknown <= (MAX_HEADER_LINES if cur.phase == "header" else MAX_UNKNOWN_RUN)
 
     def _close(self, cur: OpenReport, interrupted: bool = False, hold: bool = False) -> None:
         """interrupted: by another report or by a line that is not part of
@@ -384,15 +332,11 @@ class _Segmenter:
             del self.open[cur.ctx]
         if self.last is cur:
             self.last = None
-        # a call trace that stops where other output goes on was cut; one
-        # that stops at the end of the input is an excerpt
-        cur.raw.cut = cur.phase == "trace" and not cur.complete and (
-            interrupted or cur.after_trace > 0)
-        cur.raw.ended = cur.phase == "ended"
+        cur.close(interrupted)
         if cur.raw.ended:
             self.ended_at[cur.ctx] = cur.raw.end_line
-        if interrupted and not cur.traced and cur.ctx not in self.detached:
-            group = header_group(cur.raw.lines[0]) if cur.raw.lines else None
+        if interrupted and cur.frames is Frames.NONE and cur.ctx not in self.detached:
+            group = cur.group
             if group is not None and group.body_after:
                 self.detached[cur.ctx] = cur
                 return
