@@ -1,4 +1,4 @@
-"""A report the parser still has open in one context (the segmenter): the
+"""A report the parser still has open in one context (segmenter.py): the
 phase it is in, what opened it, what it has seen of a call trace and the
 last line it took.  Its transitions are its methods; which lines reach
 them is the segmenter's business."""

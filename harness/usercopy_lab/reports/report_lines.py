@@ -1,7 +1,7 @@
-"""How the parser reads one line of a report (oops_parser.py): which open
+"""How the parser reads one line of a report (segmenter.py): which open
 report it may belong to (its context), whether it starts a kernel line of
-its own or is the rest of a broken one, how a broken header is glued back,
-and the window kept of a very long line."""
+its own or is the rest of a broken one (line_joins.py joins those), and
+the window kept of a very long line."""
 from __future__ import annotations
 
 import re
@@ -18,25 +18,6 @@ MAX_KEPT_LINE = 2048          # characters kept of one report line
 
 # a kernel message that starts with its subsystem or device prefix
 _PREFIXED = re.compile(r"[A-Za-z][\w.-]*(?: [\w.:-]+)?: \S")
-
-
-def cut_glue(prev: str, text: str, default: str) -> str:
-    """"" or " " between a broken header and its rest.  Only a break inside
-    a word (letters or digits on both sides) can do without a space; there
-    the width's guess stands unless only the other join lets a format of
-    the header's group read the line ("detected" + "from")."""
-    if not (prev[-1:].isalnum() and text[:1].isalnum()):
-        return " "
-    group = header_group(prev)
-    if group is None:
-        return default
-    other = "" if default else " "
-
-    def reads(glue: str) -> bool:
-        joined = prev + glue + text
-        return any(f.title[0].groups and f.title[0].search(joined) for f in group.formats)
-
-    return other if not reads(default) and reads(other) else default
 
 
 def context(ll: LogLine) -> str:
