@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from ..model import Report
 from .format_parts import Group
-from .log_lines import LogLine, parse_line
-from .qp_lines import QuotedPrintable
 from .line_joins import continues_line, join_line
+from .log_lines import LogLine, parse_line
 from .open_report import OpenReport
+from .qp_lines import QuotedPrintable
 from .report_book import ReportBook
 from .report_lines import MAX_KEPT_LINE, context, window
 from .report_routing import continues_report, ends_report, message_apart, owner, pc_line_apart
