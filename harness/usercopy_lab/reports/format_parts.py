@@ -223,7 +223,9 @@ class Group:
     inside: bool = False
 
 
-def _sup(*patterns: str) -> tuple[re.Pattern[str], ...]:
+def rxs(*patterns: str) -> tuple[re.Pattern[str], ...]:
+    """Several patterns, each as rx() compiles it (a Group's suppress, cut
+    and body_after lists)."""
     return tuple(rx(p) for p in patterns)
 
 

@@ -23,7 +23,7 @@ from .format_parts import CALL_TRACE, Group, RIP_LINE
 from .frames import Frame, parse_frame, rip_func, strip_suffix
 from .report_formats import GROUPS
 from .report_naming import make_signature, make_title
-from .syz_titles import MAX_TEXT, SyzResult, _skip_re, syz_describe
+from .syz_titles import MAX_TEXT, SyzResult, skip_re, syz_describe
 from .trace_layout import (CUT_OBJECT, EXCEPTION_PATH, FROM_USER, INTERRUPT, MACHINERY, TO_USER,
                            TRACE_END, TRACE_HEADING, header_group)
 from .trace_layout import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
@@ -329,7 +329,7 @@ def analyze(raw: RawReport) -> Report:
         guilty = d.warn_func
     else:
         rip = [d.rip] if d.rip and kind != "panic" else []
-        skip = _skip_re(())
+        skip = skip_re(())
         guilty = next((f for f in rip + funcs if not is_plumbing(f) and not skip.search(f)),
                       _first_guilty(rip + funcs))
     syz_title, syz_alt = syz.title, syz.alt
@@ -374,7 +374,7 @@ def analyze(raw: RawReport) -> Report:
 def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
                            syz: SyzResult) -> bool:
     lines = raw.lines
-    skip = _skip_re(())
+    skip = skip_re(())
     good = [f for f in frames if not is_plumbing(f) and not skip.search(f)]
     if good and not any(CALL_TRACE.search(t) for t in lines) and (
             raw.ended or (not raw.cut and any(ELISION.match(t) or TRACE_ENDED.match(t)

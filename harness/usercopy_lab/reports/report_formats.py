@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from .format_parts import (CALL_TRACE, RIP_LINE, TRACE, Format, Group, Stack, _sup, call_trace,
-                           rip_trace, rx, warning_stack)
+from .format_parts import (CALL_TRACE, RIP_LINE, TRACE, Format, Group, Stack, call_trace,
+                           rip_trace, rx, rxs, warning_stack)
 
 
 S390_DIE = re.compile(r"^[A-Za-z][\w -]*: [0-9a-f]{4} ilc:\d \[#\d+\]")
@@ -153,9 +153,9 @@ GROUPS: tuple[Group, ...] = (
         Format(title="BUG: Invalid wait context", syz="WARNING: locking bug in {1}",
                kind="lockdep", stack=call_trace("lock_sock", "release_sock")),
         Format(title=r"BUG:\s*$", syz="BUG: corrupted", kind="bug", corrupted=True),
-    ), suppress=_sup("ODEBUG:", "Boot_DEBUG:", "xlog_status:", "DEBUG:",
+    ), suppress=rxs("ODEBUG:", "Boot_DEBUG:", "xlog_status:", "DEBUG:",
             "BUG: no syscalls can create resource"),
-        cut=_sup(r"BUG: KASAN: [\w-]+ in\s*$", r"BUG: KMSAN: [\w-]+ in\s*$",
+        cut=rxs(r"BUG: KASAN: [\w-]+ in\s*$", r"BUG: KMSAN: [\w-]+ in\s*$",
                  r"BUG: unable to handle (?:page fault for address|kernel paging request at|"
                  r"kernel NULL pointer dereference at):?\s*$")),
     Group(header="WARNING:", formats=(
@@ -245,7 +245,7 @@ GROUPS: tuple[Group, ...] = (
         Format(title="WARNING: kernel stack frame pointer .* has bad value",
                syz="WARNING: kernel stack regs has bad value", kind="warning", no_stack_trace=True),
         Format(title=r"WARNING:\s*$", syz="WARNING: corrupted", kind="warning", corrupted=True),
-    ), suppress=_sup("WARNING: /etc/ssh/moduli does not exist, using fixed modulus",
+    ), suppress=rxs("WARNING: /etc/ssh/moduli does not exist, using fixed modulus",
             "WARNING: workqueue cpumask: online intersect > possible intersect",
             "WARNING: [Tt]he mand mount option",
             r"WARNING: Unsupported flag value\(s\) of 0x%x in DT_FLAGS_1",
@@ -256,7 +256,7 @@ GROUPS: tuple[Group, ...] = (
             "(?i:warning: .* uses (deprecated v2 capabilities|wireless extensions))",
             r"XFS \(\w+\): WARNING"),
         # "WARNING: CPU: 1 PID: 2 at drivers/x.c:362" + "func+0x1/0x2 ..."
-        cut=_sup(r"^WARNING: (?:CPU: \d+ PID: \d+ )?at \S+:\d+\s*$",
+        cut=rxs(r"^WARNING: (?:CPU: \d+ PID: \d+ )?at \S+:\d+\s*$",
                  r"^WARNING: CPU: \d+ PID: \d+ at\s*$", r"^WARNING: \S+:\d+ at\s*$")),
     Group(header="INFO:", formats=(
         Format(title="INFO: possible circular locking dependency detected",
@@ -298,7 +298,7 @@ GROUPS: tuple[Group, ...] = (
         Format(title="INFO: (Freed|Allocated) in (.*)", syz="INFO: {1} in {2}", kind="kasan",
                corrupted=True),
         Format(title=r"INFO:\s*$", syz="INFO: corrupted", kind="bug", corrupted=True),
-    ), suppress=_sup("INFO: lockdep is turned off", "INFO: Stall ended before state dump start",
+    ), suppress=rxs("INFO: lockdep is turned off", "INFO: Stall ended before state dump start",
             "INFO: NMI handler", "INFO: recovery required on readonly filesystem",
             "(handler|interrupt).*took too long", "INFO: sys_.* is not present in /proc/kallsyms",
             "INFO: no syscalls can create resource", "rmt_storage:INFO:", "_INFO:")),
@@ -306,13 +306,13 @@ GROUPS: tuple[Group, ...] = (
         Format(title="Unable to handle kernel (paging request|NULL pointer dereference|access to user memory)",
                syz="BUG: unable to handle kernel {1} in {2}", kind="oops",
                alt=("bad-access in {2}",), stack=rip_trace()),
-    ), cut=_sup(r"at virtual address\s*$"),
-        body_after=_sup(r"^Oops(?:: | - |#| ?\[#)", r"^Internal error: Oops")),
+    ), cut=rxs(r"at virtual address\s*$"),
+        body_after=rxs(r"^Oops(?:: | - |#| ?\[#)", r"^Internal error: Oops")),
     Group(header="general protection fault", formats=(
         Format(title="general protection fault.*:", syz="general protection fault in {1}",
                kind="oops", alt=("bad-access in {1}",), stack=rip_trace()),
-    ), suppress=_sup(r"general protection fault .* error:\d+ in "),
-        cut=_sup(r"general protection fault(?:,? probably for| for)? non-canonical address\s*$")),
+    ), suppress=rxs(r"general protection fault .* error:\d+ in "),
+        cut=rxs(r"general protection fault(?:,? probably for| for)? non-canonical address\s*$")),
     Group(header="stack segment: ", formats=(
         Format(title="stack segment: ", syz="stack segment fault in {1}", kind="oops",
                stack=rip_trace()),
@@ -389,7 +389,7 @@ GROUPS: tuple[Group, ...] = (
     Group(header="Booting the kernel.", formats=(
         Format(title="^Booting the kernel", syz="unexpected kernel reboot", kind="other",
                no_stack_trace=True),
-    ), suppress=_sup("Parsing ELF|Decompressing Linux|Unknown parameter '")),
+    ), suppress=rxs("Parsing ELF|Decompressing Linux|Unknown parameter '")),
     Group(header="unregister_netdevice: waiting for", formats=(
         Format(title="unregister_netdevice: waiting for (?:.*) to become free",
                syz="unregister_netdevice: waiting for DEV to become free", kind="other",
@@ -429,7 +429,7 @@ GROUPS: tuple[Group, ...] = (
     )),
     Group(header="fatal error:", formats=(
         Format(title="fatal error:", syz="go runtime error", kind="other", no_stack_trace=True),
-    ), suppress=_sup("ALSA", "fatal error: cannot create timer")),
+    ), suppress=rxs("ALSA", "fatal error: cannot create timer")),
     Group(header="SYZFAIL:", formats=(Format(title="SYZFAIL:(.*)", syz="SYZFAIL:{1}", kind="other",
                               no_stack_trace=True),)),
     Group(header="SYZFATAL:", formats=(
@@ -440,7 +440,7 @@ GROUPS: tuple[Group, ...] = (
         Format(title="panic: Sentry detected .* stuck task",
                syz="panic: Sentry detected stuck tasks", kind="other", no_stack_trace=True),
         Format(title="panic:(.*)", syz="panic:{1}", kind="other", no_stack_trace=True),
-    ), suppress=_sup("_panic:", "xlog_status:", r"ddb\.onpanic:", "evtlog_status:")),
+    ), suppress=rxs("_panic:", "xlog_status:", r"ddb\.onpanic:", "evtlog_status:")),
     # ---- ours: report openers syzkaller does not treat as headers
     # The usercopy message comes before the BUG/WARNING line syzkaller titles
     # from; where that line is missing (a quote or an excerpt that kept only
@@ -463,7 +463,7 @@ GROUPS: tuple[Group, ...] = (
         # the message without its "(offset N, size N)!" / "(N bytes)" end
         # ("off set": a space a re-wrap's join or a re-typing put inside
         # the word, as the 80-column copy's "'n o area'", is read through)
-        cut=_sup(r"^(?!.*(?:\(off ?set \d+, size \d+\)|\(\d+ bytes\)))"
+        cut=rxs(r"^(?!.*(?:\(off ?set \d+, size \d+\)|\(\d+ bytes\)))"
                  r".*(?:usercopy: [Kk]ernel memory|usercopy whitelist\?)")),
     Group(header="Oops", formats=(
         Format(title=r"^Oops(?:: | - |#| ?\[#)", syz="", kind="oops"),

@@ -1,7 +1,7 @@
-"""How the parser reads one line of a report (oops_parser.py): which open
+"""How the parser reads one line of a report (segmenter.py): which open
 report it may belong to (its context), whether it starts a kernel line of
-its own or is the rest of a broken one, how a broken header is glued back,
-and the window kept of a very long line."""
+its own or is the rest of a broken one (line_joins.py joins those), and
+the window kept of a very long line."""
 from __future__ import annotations
 
 import re
@@ -20,38 +20,21 @@ MAX_KEPT_LINE = 2048          # characters kept of one report line
 _PREFIXED = re.compile(r"[A-Za-z][\w.-]*(?: [\w.:-]+)?: \S")
 
 
-def _cut_glue(prev: str, text: str, default: str) -> str:
-    """"" or " " between a broken header and its rest.  Only a break inside
-    a word (letters or digits on both sides) can do without a space; there
-    the width's guess stands unless only the other join lets a format of
-    the header's group read the line ("detected" + "from")."""
-    if not (prev[-1:].isalnum() and text[:1].isalnum()):
-        return " "
-    group = header_group(prev)
-    if group is None:
-        return default
-    other = "" if default else " "
-
-    def reads(glue: str) -> bool:
-        joined = prev + glue + text
-        return any(f.title[0].groups and f.title[0].search(joined) for f in group.formats)
-
-    return other if not reads(default) and reads(other) else default
-
-
-def _context(ll: LogLine) -> str:
+def context(ll: LogLine) -> str:
     """Which open report a line may belong to: its caller id, else kernel
     line or other output; mail quoting depth is a context of its own, so a
     replier's lines between quoted ones do not break a quoted report up."""
     return (ll.caller or ("k" if ll.stamped else "-")) + ">" * ll.quote
 
 
-def _is_cut(text: str) -> bool:
+def is_cut(text: str) -> bool:
+    """Whether text is a header broken before its end (Group.cut): the
+    next line of its context is its rest."""
     group = header_group(text)
     return group is not None and any(p.search(text) for p in group.cut)
 
 
-def _starts_kernel_line(text: str) -> bool:
+def starts_kernel_line(text: str) -> bool:
     """Whether text reads as a line of its own in a report (indented
     frame, header, register, trace or end line), not as the rest of the
     line before it."""
@@ -68,7 +51,7 @@ def _starts_kernel_line(text: str) -> bool:
     return header_group(text) is not None
 
 
-def _window(text: str) -> str:
+def window(text: str) -> str:
     """At most MAX_KEPT_LINE characters of a long line, from just before
     its first trigger on (patterns never see more: bounded time per line)."""
     hits = [p for t in TRIGGERS if (p := text.find(t)) >= 0]
@@ -76,7 +59,9 @@ def _window(text: str) -> str:
     return text[start:start + MAX_KEPT_LINE]
 
 
-def _pieces(raw: str) -> Iterator[str]:
+def pieces(raw: str) -> Iterator[str]:
+    """raw in pieces of at most MAX_LINE characters, as the stream reader
+    cuts an overlong line (log_reader.MAX_LINE)."""
     if len(raw) <= MAX_LINE:
         yield raw
         return

@@ -74,7 +74,8 @@ def _match_seq(patterns: tuple[re.Pattern[str], ...], lines: list[str]) -> _Matc
 
 
 @functools.lru_cache(maxsize=None)
-def _skip_re(extra: tuple[str, ...]) -> re.Pattern[str]:
+def skip_re(extra: tuple[str, ...]) -> re.Pattern[str]:
+    """The frames a title skips: syzkaller's common list and a stack's own."""
     return re.compile("|".join(SKIP + extra))
 
 
@@ -159,7 +160,7 @@ def _frame_groups(line: str) -> list[str] | None:
 def _stack_frames(stack: Stack, parts: tuple[object, ...],
                   lines: list[str]) -> tuple[list[tuple[str, str]], bool]:
     """Walk parts over lines; one blamed frame per trace part group."""
-    skip = _skip_re(stack.skip)
+    skip = skip_re(stack.skip)
     raw: list[str] = []
     results: list[tuple[str, str]] = []
     ok = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .format_parts import Group, _sup
+from .format_parts import Group, rxs
 from .report_formats import GROUPS, S390_DIE
 
 
@@ -165,7 +165,7 @@ SOURCE_TAIL = re.compile(r"(?:\(?[\w./+-]+\.\w+:\d+(?::\d+)?\)?(?: \[inline\])?|
 
 # Lines that, inside an open report, continue it rather than start another
 # (the die() line after "kernel BUG at", the panic that follows an oops).
-CONTINUES = _sup("invalid opcode: 0000", "Kernel panic - not syncing",
+CONTINUES = rxs("invalid opcode: 0000", "Kernel panic - not syncing",
                  # the x86 unwinder complaining in the middle of a trace
                  r"WARNING: kernel stack (?:frame pointer|regs) at [0-9a-f]+ in \S+ has bad",
                  "unregister_netdevice: waiting for", "PANIC: double fault", "Internal error:",
