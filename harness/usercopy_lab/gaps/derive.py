@@ -75,7 +75,7 @@ def _indirect_sites(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str,
     """Calls `OBJ->MEMBER(...)` / `OBJ.MEMBER(...)` of TABLE's members
     where OBJ is (a pointer to) the struct whose member it is."""
     from .csource import calls, declarations, function_at, functions
-    from .sites import Context, _file_scope, resolve, site_of
+    from .sites import Context, file_scope, resolve, site_of
     pat = re.compile(r"(?:->|\.)\s*(" + "|".join(sorted(map(re.escape, table), key=len, reverse=True))
                      + r")\s*\(")
     out: list[Site] = []
@@ -84,7 +84,7 @@ def _indirect_sites(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str,
             continue
         src = tree.source(rel)
         funcs = functions(src)
-        globals_ = _file_scope(src, funcs)
+        globals_ = file_scope(src, funcs)
         for call in calls(src, pat):
             func = function_at(funcs, call.start)
             if func is None:

@@ -13,7 +13,7 @@ import re
 
 from .csource import chain_before, declarations, function_at, functions
 from .model import Access, AccessKind, Site
-from .sites import Context, _file_scope, alloc_tag, resolve
+from .sites import Context, file_scope, alloc_tag, resolve
 from .structs import Structs
 from .tree import Tree
 
@@ -67,7 +67,7 @@ def follow(tree: Tree, structs: Structs, sites: list[Site], wrappers: dict,
             if not lhs_text or end < 0:
                 continue
             if globals_ is None:
-                globals_ = _file_scope(src, funcs)
+                globals_ = file_scope(src, funcs)
             if func.start not in decls:
                 decls[func.start] = declarations(src.code[func.start:func.end])
             ctx = Context(src, func, decls[func.start], globals_, structs, wrappers)

@@ -355,7 +355,7 @@ def scan(tree: Tree, structs: Structs, wrappers: dict[str, tuple[str, str]],
             continue
         src = tree.source(rel)
         funcs = functions(src)
-        globals_ = _file_scope(src, funcs)
+        globals_ = file_scope(src, funcs)
         decl_cache: dict[int, dict[str, Decl]] = {}
         values: Values | None = None
         for call in calls(src, pat):
@@ -469,7 +469,7 @@ def _constant_before(src: Source, func: Function, pos: int, size: str) -> bool:
     # a declaration's initializer (`int downcall_size = sizeof(..);`): its type words
     before = re.sub(r"[\w\s*]*$", "", before)
     return before.endswith((";", "{", "}", ","))   # not `if (...) len = ...;`
-def _file_scope(src: Source, funcs: list[Function]) -> dict[str, Decl]:
+def file_scope(src: Source, funcs: list[Function]) -> dict[str, Decl]:
     parts = []
     last = 0
     for f in funcs:

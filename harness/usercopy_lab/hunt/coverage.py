@@ -327,8 +327,8 @@ class Coverage:
                 f"({len(self.both())} in both directions; "
                 f"{len(self.exercised(foreign_only=True))} by workloads written elsewhere); "
                 f"{n_pairs} of {m_pairs} "
-                f"(cache, direction) pairs = {_pct(n_pairs, m_pairs)}, of which "
-                f"{f_pairs} = {_pct(f_pairs, m_pairs)} by workloads written elsewhere "
+                f"(cache, direction) pairs = {pct(n_pairs, m_pairs)}, of which "
+                f"{f_pairs} = {pct(f_pairs, m_pairs)} by workloads written elsewhere "
                 f"alone (without the lab's fillers)")
 
     def to_json(self, notes: list[ReachNote]) -> dict[str, Any]:
@@ -388,5 +388,5 @@ class Coverage:
         }
 
 
-def _pct(n: int, m: int) -> str:
+def pct(n: int, m: int) -> str:
     return f"{100.0 * n / m:.1f} %" if m else "0.0 %"

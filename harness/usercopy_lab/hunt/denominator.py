@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .compiled import CompiledSources
-from .coverage import DIRECTIONS, Coverage, ReachNote, _pct, note_for
+from .coverage import DIRECTIONS, Coverage, ReachNote, note_for, pct
 
 TARGET = 0.8
 # The finder's words for the two directions (gaps/model.py Direction).
@@ -230,9 +230,9 @@ class Figure:
         f, _ = self.pairs(foreign_only=True)
         cn, cm = self.caches()
         verdict = "met" if m and n >= TARGET * m else "not met"
-        return (f"exercised {cn} of {cm} caches ({_pct(cn, cm)}) and {n} of {m} "
-                f"(cache, direction) pairs = {_pct(n, m)} of the finder's denominator "
-                f"(the {TARGET:.0%} target, on pairs: {verdict}; {f} = {_pct(f, m)} by "
+        return (f"exercised {cn} of {cm} caches ({pct(cn, cm)}) and {n} of {m} "
+                f"(cache, direction) pairs = {pct(n, m)} of the finder's denominator "
+                f"(the {TARGET:.0%} target, on pairs: {verdict}; {f} = {pct(f, m)} by "
                 f"workloads written elsewhere alone)")
 
     def to_json(self, notes: list[ReachNote]) -> dict[str, Any]:

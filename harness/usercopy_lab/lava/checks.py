@@ -73,9 +73,9 @@ from ..judge.golden import ExpectedReport, Golden
 from ..judge.selftests import grep_eqi
 from ..reports import CHECK_PREFIX
 from .patterns import (BOL, DIRECT, END, NEVER, NL, OPENER, REBOOTED, REST, RIP_ANY,
-                            SITE_ANY, START, TRACE_OVER, USERCOPY_HEADER, _absent, _ahead, _end,
-                            _line, _none_before, _other_line, ere_to_python, frames_block,
-                            header_line, lkdtm_line, rip_line, sample_header, site_line)
+                       SITE_ANY, START, TRACE_OVER, USERCOPY_HEADER, absent, ahead, end_marker,
+                       ere_to_python, frames_block, header_line, lkdtm_line, none_before,
+                       other_line, rip_line, sample_header, site_line, whole_line)
 
 # The interactive script's name; LAVA names the results' suite
 # "<stage>_<name>" (stage 0: the job's first test action).
@@ -144,10 +144,10 @@ class _Builder:
         name = re.escape(self.name)
         out = [Failure(f"{END} trigger={name} outcome=no-lkdtm{NL}", "TestError",
                        "the guest kernel has no LKDTM debugfs interface"),
-               Failure(_line(re.escape(REBOOTED)), "TestError",
+               Failure(whole_line(re.escape(REBOOTED)), "TestError",
                        f"the guest rebooted before {END}")]
         if self.crossed:
-            out.append(Failure(_line(f"(?:{'|'.join(self.crossed)})"), "TestError",
+            out.append(Failure(whole_line(f"(?:{'|'.join(self.crossed)})"), "TestError",
                                f"the console answers another request than {self.name}"))
         return out
 
@@ -158,7 +158,7 @@ class _Builder:
         False) the forbidden lines."""
         if carries and carries == self.carrier[0]:
             means += f"; carries tests.txt's {self.carrier[1]!r}"
-        tail = [Failure(_line(f"(?:{'|'.join(self.forbidden)})"))] \
+        tail = [Failure(whole_line(f"(?:{'|'.join(self.forbidden)})"))] \
             if forbidden and self.forbidden else []
         self.steps.append(Step(name, means, (success,), tuple(self.giving_up())
                                + tuple(Failure(f) for f in failures) + tuple(tail)))
@@ -193,11 +193,11 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
           lkdtm: bool) -> Plan:
     forbidden = []
     if lkdtm:
-        forbidden += [_absent(a) for a in dict.fromkeys(golden.lkdtm_absent)]
+        forbidden += [absent(a) for a in dict.fromkeys(golden.lkdtm_absent)]
         if not any(e.startswith("FAIL:") for e in golden.lkdtm_expect):
-            forbidden.append(_absent("FAIL:"))
+            forbidden.append(absent("FAIL:"))
         if golden.outcome != "xfail":
-            forbidden.append(_absent("XFAIL:"))
+            forbidden.append(absent("XFAIL:"))
     if check:
         forbidden.append(re.escape(CHECK_PREFIX + "FAIL:"))
     b = _Builder(name, forbidden)
@@ -213,8 +213,8 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
     carrier = _carrier(golden, expected_text)
     b.carrier = (carrier, expected_text)
     for i, text in enumerate(golden.lkdtm_before, 1):
-        b.add(f"lkdtm-before-{i}", f"lkdtm-before: {text}", _line(lkdtm_line(text)),
-              _none_before(lkdtm_line(text), name), carries=f"lkdtm-before:{text}")
+        b.add(f"lkdtm-before-{i}", f"lkdtm-before: {text}", whole_line(lkdtm_line(text)),
+              none_before(lkdtm_line(text), name), carries=f"lkdtm-before:{text}")
     n_expect = 0
     for j, exp in enumerate(golden.reports):
         for text in before_report[j]:
@@ -226,16 +226,16 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
         _expect_step(b, n_expect, text, name)
     if check and golden.outcome == "returned":
         b.add("check-pass", f"a '{CHECK_PREFIX}PASS:' line",
-              _line(re.escape(CHECK_PREFIX + "PASS:")),
-              _none_before(re.escape(CHECK_PREFIX + "PASS:"), name))
+              whole_line(re.escape(CHECK_PREFIX + "PASS:")),
+              none_before(re.escape(CHECK_PREFIX + "PASS:"), name))
     if expected_text and carrier is None and golden.outcome in ("killed", "returned"):
         ere = ere_to_python(expected_text)
         if ere is None:
             b.unexpressed.append(f"tests.txt: {expected_text!r} uses ERE syntax the "
                                  "translation does not take")
         else:
-            b.add("tests-txt", f"tests.txt: {expected_text}", _line(f"(?i:{ere})"), _end(name))
-    b.add("no-other-report", "no report after the expected ones", _end(name),
+            b.add("tests-txt", f"tests.txt: {expected_text}", whole_line(f"(?i:{ere})"), end_marker(name))
+    b.add("no-other-report", "no report after the expected ones", end_marker(name),
           f"(?={OPENER})")
     _outcome_step(b, golden.outcome, name, check)
     all_pass = {"xfail": "XFAIL", "unknown-trigger": "SKIP"}.get(golden.outcome, "PASS")
@@ -244,10 +244,10 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
 
 def _start(b: _Builder) -> None:
     name = re.escape(b.name)
-    refused = Failure(_line("USERCOPY-LAB: (?:refusing|no lab\\.trigger)"), "TestError",
+    refused = Failure(whole_line("USERCOPY-LAB: (?:refusing|no lab\\.trigger)"), "TestError",
                       "init did not run the trigger")
     mine = f"{START} trigger={name}{NL}"
-    other = Failure(_other_line(_ahead(f"{START} trigger="), mine), "TestError",
+    other = Failure(other_line(ahead(f"{START} trigger="), mine), "TestError",
                     f"a START marker of another request than {b.name}")
     b.steps.append(Step("start", f"{START} trigger={b.name}", (mine,),
                         (refused, other) + tuple(b.giving_up())))
@@ -270,21 +270,21 @@ def _direct_step(b: _Builder, outcome: str, check: bool) -> None:
         b.unexpressed.append("unknown-trigger: LKDTM performing the trigger twice")
         return
     name = re.escape(b.name)
-    mine = _line(f"{DIRECT}{name}")
-    ran = _end(b.name) + f"(?={REST}outcome=(?:killed|returned) )"
+    mine = whole_line(f"{DIRECT}{name}")
+    ran = end_marker(b.name) + f"(?={REST}outcome=(?:killed|returned) )"
     # LKDTM silent although init says the trigger ran: not this trigger's
     # run; END with another outcome: no entry is due, the outcome case fails.
     missing = Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?{ran})", "TestError",
                       f"init ran {b.name}, LKDTM never performed it")
     b.steps.append(Step("direct", f"lkdtm: Performing direct entry {b.name}, once", (mine,),
                         tuple(b.giving_up()) + (missing,)
-                        + (Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?{_end(b.name)})"),)))
+                        + (Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?{end_marker(b.name)})"),)))
     b.crossed.append(DIRECT)
 
 
 def _expect_step(b: _Builder, n: int, text: str, name: str) -> None:
-    b.add(f"lkdtm-expect-{n}", f"lkdtm-expect: {text}", _line(lkdtm_line(text)),
-          _none_before(lkdtm_line(text), name), carries=f"lkdtm-expect:{text}")
+    b.add(f"lkdtm-expect-{n}", f"lkdtm-expect: {text}", whole_line(lkdtm_line(text)),
+          none_before(lkdtm_line(text), name), carries=f"lkdtm-expect:{text}")
 
 
 def _report_steps(b: _Builder, j: int, exp: ExpectedReport, name: str) -> None:
@@ -294,27 +294,27 @@ def _report_steps(b: _Builder, j: int, exp: ExpectedReport, name: str) -> None:
     keys = [k for k in ("direction", "object", "cache", "offset", "offset-base", "size")
             if k in f]
     means = f"report {j}: {exp.kind}" + "".join(f", {k} {f[k]}" for k in keys)
-    b.add(f"report-{j}", means, _line(head), _other_line(f"(?={OPENER})", head), _end(name),
+    b.add(f"report-{j}", means, whole_line(head), other_line(f"(?={OPENER})", head), end_marker(name),
           carries=f"report-{j}")
     # The rest of the report: until its trace is over, a new usercopy line
     # would be another report.
-    other = _ahead(USERCOPY_HEADER)
-    over = _ahead(r"(?:Call Trace:|---\[ end trace)")
+    other = ahead(USERCOPY_HEADER)
+    over = ahead(r"(?:Call Trace:|---\[ end trace)")
     if "bug-site" in f:
         site = site_line(f["bug-site"])
-        b.add(f"report-{j}-bug-site", f"report {j}: bug-site {f['bug-site']}", _line(site),
-              _other_line(_ahead(SITE_ANY), site), over, other, _end(name))
+        b.add(f"report-{j}-bug-site", f"report {j}: bug-site {f['bug-site']}", whole_line(site),
+              other_line(ahead(SITE_ANY), site), over, other, end_marker(name))
     if "rip" in f:
         rip = rip_line(f["rip"])
-        b.add(f"report-{j}-rip", f"report {j}: rip {f['rip']}", _line(rip),
-              _other_line(_ahead(RIP_ANY), rip), over, other, _end(name))
+        b.add(f"report-{j}-rip", f"report {j}: rip {f['rip']}", whole_line(rip),
+              other_line(ahead(RIP_ANY), rip), over, other, end_marker(name))
     block = frames_block(exp.frames)
     complete = f"{REST}Call Trace:{NL}(?:{REST}\\n)*?{REST}(?:{TRACE_OVER}|---\\[ end trace){REST}\\n"
     b.add(f"report-{j}-frames",
           f"report {j}: frames {' '.join(exp.frames)}, trace complete" if exp.frames
           else f"report {j}: a complete call trace",
-          block, f"{BOL}(?={complete})(?!{block})", _ahead(r"---\[ end trace"), other,
-          _end(name))
+          block, f"{BOL}(?={complete})(?!{block})", ahead(r"---\[ end trace"), other,
+          end_marker(name))
 
 
 def _outcome_step(b: _Builder, outcome: str, name: str, check: bool) -> None:
@@ -330,7 +330,7 @@ def _outcome_step(b: _Builder, outcome: str, name: str, check: bool) -> None:
     success = f"{end}{want}{NL}"
     # Only the END marker decides it: the job reads the console up to END
     # whatever came before (a forbidden line failed an earlier case).
-    b.add("outcome", means, success, _ahead(end) + f"(?!{REST}{success})", forbidden=False)
+    b.add("outcome", means, success, ahead(end) + f"(?!{REST}{success})", forbidden=False)
 
 
 def _carrier(golden: Golden, expected_text: str | None) -> str | None:

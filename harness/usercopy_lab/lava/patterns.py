@@ -25,12 +25,12 @@ WARN_PREFIX = "Bad or missing usercopy whitelist? Kernel memory "
 _FRAME_SUFFIX = SUFFIX.pattern.removesuffix("+$") + "*"   # .cold, .isra.0, ...
 
 
-def _line(body: str) -> str:
+def whole_line(body: str) -> str:
     """A whole line with body on it (consumes it, newline included)."""
     return f"{REST}{body}{REST}{NL}"
 
 
-def _ahead(body: str) -> str:
+def ahead(body: str) -> str:
     """Zero-width: a complete line with body on it starts here."""
     return f"{BOL}(?={REST}{body}{REST}\\n)"
 
@@ -71,23 +71,23 @@ OPENER = _opener()
 USERCOPY_HEADER = f"(?:{re.escape(ABORT_PREFIX)}|{re.escape(WARN_PREFIX)}|usercopy: kernel memory )"
 
 
-def _other_line(kind: str, expected: str) -> str:
+def other_line(kind: str, expected: str) -> str:
     """A whole line of that kind (a zero-width pattern at its start) that
     is not the expected one: the step fails and consumes it, so that the
     steps after it read the rest of the report."""
     return f"{kind}(?!{REST}{expected}){REST}{NL}"
 
 
-def _none_before(body: str, name: str) -> str:
+def none_before(body: str, name: str) -> str:
     """Zero-width where the step's part of the console starts: a report
     starts, or the END marker comes, with no line carrying body before it.
     Nothing is consumed, so the steps after it still read those lines (an
     LKDTM line missing does not take the next one with it)."""
-    return f"\\A(?=(?:(?!{REST}{body})[^\\n]*\\n)*?(?:{OPENER}|{_end(name)}))"
+    return f"\\A(?=(?:(?!{REST}{body})[^\\n]*\\n)*?(?:{OPENER}|{end_marker(name)}))"
 
 
-def _end(name: str) -> str:
-    return _ahead(f"{END} trigger={re.escape(name)} ")
+def end_marker(name: str) -> str:
+    return ahead(f"{END} trigger={re.escape(name)} ")
 
 
 def lkdtm_line(text: str) -> str:
@@ -95,7 +95,7 @@ def lkdtm_line(text: str) -> str:
     return f"lkdtm: {REST}?{re.escape(text)}"
 
 
-def _absent(prefix: str) -> str:
+def absent(prefix: str) -> str:
     """verdict._compare_lkdtm: a message starting with prefix, or (a prefix
     not ending in ':') containing it."""
     if prefix.endswith(":"):
