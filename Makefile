@@ -578,7 +578,8 @@ HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
 HUNT_GAPS ?= $(GAPS_OUT)/$(LINE)-series/gaps.json
 HUNT := $(PYTHON) -m usercopy_lab.hunt.runner
 # RUN/hunt/index.html from RUN/hunt/findings.json (output/hunt_page.py), also
-# after a hunt that exits 1 (an untriaged finding); the hunt's status stands.
+# after a hunt that exits 1 (an untriaged finding); the hunt's status stands
+# as the recipe's (make itself exits 2 for any failed recipe).
 HUNT_PAGE = ; status=$$?; $(PYTHON) -m usercopy_lab.output.hunt_page $(1) && exit $$status
 
 .PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke
