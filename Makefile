@@ -422,9 +422,10 @@ booted-test: kernels initramfs
 # kbuild leaves idle; their output is kept in $(BUILD)/tests-beside-kernels.log
 # and shown as they go once the kernels are built).  Then the booted harness
 # checks, the suite, then the run's KTAP (through the tree's kunit.py) and
-# JUnit against its results.json, then the RDS mutant (about a minute;
-# results/latest is its run afterwards), then the hunt's smoke on the seeds
-# kernel (its run is under $(RESULTS)/hunt-smoke/).
+# JUnit against its results.json, then the RDS mutant (about a minute; its
+# run is under $(MUTANT_RESULTS)/), then the hunt's smoke on the seeds
+# kernel (its run is under $(RESULTS)/hunt-smoke/): $(RESULTS)/latest is
+# the suite's run afterwards.
 TESTS_BESIDE_KERNELS := unit-test fuzz-inputs
 test: tests-beside-kernels booted-test suite results-check mutation-rds hunt-smoke
 
@@ -487,11 +488,16 @@ soak: kernels initramfs
 		--build-dir $(BUILD) --initramfs $(INITRAMFS) -j $(JOBS)
 
 # Test-only kernel mutation (never part of the series) that the golden files
-# must catch; see lkdtm-tests/mutations/README.md.
+# must catch; see lkdtm-tests/mutations/README.md.  Mutant runs and runs
+# against overlay golden folders write under $(MUTANT_RESULTS), with a
+# latest of their own, so $(RESULTS)/latest stays the last full suite run
+# (after make test too, which runs mutation-rds after the suites;
+# harness/tests/test_front_door.py checks every such recipe).
+MUTANT_RESULTS ?= $(RESULTS)/mutants
 MUTATION ?= lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch
 MUTATION_TRIGGERS ?= USERCOPY_WHITELIST_MM_STRUCT_TO USERCOPY_WHITELIST_MM_STRUCT_FROM
 mutation-demo: kernel initramfs
-	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
+	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(MUTANT_RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
 
 # The RDS regions taken back (rds_tcp_incoming: patches/0010; rds_ib_incoming:
 # seed 011) in one mutant of the seeds kernel: each RDS probe must oops as
@@ -505,7 +511,7 @@ mutation-rds: initramfs $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
 	scripts/mutation-run.sh --kernel seeds --suite seeds --suite seeds-fallback \
 		--golden-overlay seeds=expected-oops/mutant-rds-no-region \
 		--golden-overlay seeds-fallback=expected-oops/mutant-rds-no-region-fallback \
-		$(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(RDS_MUTATIONS) rds-tcp-cookie rds-ib-cookie
+		$(TREE) $(BUILD) $(INITRAMFS) $(MUTANT_RESULTS) $(RDS_MUTATIONS) rds-tcp-cookie rds-ib-cookie
 
 # Long: every prefix, then the build matrix (kernel-config/matrix/); never
 # part of `make test`.  Costs in docs/series.md.
@@ -541,12 +547,12 @@ series-vmalloc-proof: tree initramfs
 		$(TREE_READ) $(MAKE) \
 		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-default \
 		CC="ccache gcc" -j$(JOBS) bzImage
-	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(RESULTS) \
+	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(MUTANT_RESULTS) \
 		--suite minimal $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
 		--golden-overlay minimal=expected-oops/smp
 	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel default --suite minimal \
 		--golden-overlay minimal=expected-oops/mutant-vmalloc-old-bound \
-		$(TREE) $(VMALLOC_PROOF) $(INITRAMFS) $(RESULTS) \
+		$(TREE) $(VMALLOC_PROOF) $(INITRAMFS) $(MUTANT_RESULTS) \
 		lkdtm-tests/mutations/vmalloc-bound-by-get-vm-area-size.patch \
 		USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
 

@@ -1,0 +1,171 @@
+"""The front door stays true (issue #37): what the README and docs/
+promise about make, results/latest and their own links.
+
+- results/latest after `make` or `make test` is the last full suite run:
+  every other harness run that make and make test start (the RDS mutant,
+  the hunt smoke test), and every mutant or overlay run of any target,
+  writes under a results folder of its own.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# ---- make's database: rules, recipes, variables ----------------------------
+
+@lru_cache(maxsize=1)
+def _database() -> str:
+    if not shutil.which("make"):
+        pytest.skip("no make")
+    # -p prints make's database, -q runs no recipe (nothing is built or booted)
+    out = subprocess.run(["make", "-C", str(REPO), "-pq", "help"], capture_output=True,
+                         text=True, timeout=60)
+    assert "# Make data base" in out.stdout, out.stderr
+    return out.stdout
+
+
+RULE = re.compile(r"^([A-Za-z0-9_./%$()-]+):(?![=:])\s*(.*)$")
+
+
+@lru_cache(maxsize=1)
+def _rules() -> dict[str, tuple[list[str], list[str]]]:
+    """target -> (prerequisites, recipe commands with continuations joined)."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    lines = _database().split("\n")
+    i = 0
+    while i < len(lines):
+        m = RULE.match(lines[i])
+        i += 1
+        if not m or lines[i - 1].startswith(("#", "\t")):
+            continue
+        target, prereqs = m.group(1), m.group(2).split("|")[0].split()
+        recipe: list[str] = []
+        while i < len(lines) and lines[i] != "":
+            line = lines[i]
+            i += 1
+            if line.startswith("\t"):
+                command = line[1:]
+                while command.endswith("\\") and i < len(lines):
+                    command = command[:-1] + " " + lines[i].lstrip("\t")
+                    i += 1
+                recipe.append(command)
+        if target not in rules or recipe:
+            rules[target] = (prereqs, recipe)
+    return rules
+
+
+def _variable(name: str) -> str:
+    m = re.search(rf"^{re.escape(name)} :?= (.*)$", _database(), re.M)
+    assert m, f"{name} not in make's database"
+    return m.group(1)
+
+
+HARNESS_RUN = re.compile(r"(\$\(HARNESS\)|\$\(HUNT\)|usercopy-lab|usercopy_lab\.cli) run\b")
+
+
+def _results_of(command: str) -> str | None:
+    """The results folder a recipe command makes the harness write, or None
+    when the command runs no harness run."""
+    words = command.split()
+    script = [n for n, w in enumerate(words) if w.endswith("scripts/mutation-run.sh")]
+    if script:
+        positional, n = [], script[0] + 1
+        while n < len(words):
+            if words[n].startswith("--"):
+                n += 2
+                continue
+            positional.append(words[n])
+            n += 1
+        assert len(positional) >= 4, command   # TREE BUILD INITRAMFS RESULTS ...
+        return positional[3]
+    if HARNESS_RUN.search(command):
+        m = re.search(r"--results\s+(\S+)", command)
+        assert m, f"a harness run without --results: {command}"
+        return m.group(1)
+    return None
+
+
+def _runs() -> list[tuple[str, str, str]]:
+    """(target, command, results folder) of every harness run in a recipe."""
+    found = []
+    for target, (_, recipe) in _rules().items():
+        for command in recipe:
+            results = _results_of(command)
+            if results is not None:
+                found.append((target, command, results))
+    return found
+
+
+def _reached(goal: str) -> set[str]:
+    """The targets `make GOAL` runs: prerequisites, and the targets its
+    recipes hand to $(MAKE), transitively."""
+    rules = _rules()
+    seen, todo = set(), [goal]
+    while todo:
+        target = todo.pop()
+        if target in seen or target not in rules:
+            continue
+        seen.add(target)
+        prereqs, recipe = rules[target]
+        todo += prereqs
+        for command in recipe:
+            if "$(MAKE)" in command:
+                expanded = re.sub(r"\$\((TESTS_BESIDE_KERNELS|KERNEL_VARIANTS)\)",
+                                  lambda m: _variable(m.group(1)), command)
+                todo += [w.strip('"') for w in expanded.split()]
+    return seen
+
+
+def test_the_parser_sees_the_runs_it_is_about():
+    runs = {target for target, _, _ in _runs()}
+    for target in ("suite", "mutation-rds", "mutation-demo", "series-vmalloc-proof",
+                   "mutation-anybus", "hunt-smoke", "hunt", "suite-kasan"):
+        assert target in runs, f"no harness run found in make {target}'s recipe"
+    assert {"suite", "mutation-rds", "hunt-smoke"} <= _reached("test")
+    assert "suite" in _reached("all")
+
+
+def test_mutant_and_overlay_runs_write_their_own_results_folder():
+    """A run of a mutant kernel (scripts/mutation-run.sh) or against overlay
+    golden folders (--golden-overlay) must not move results/latest: after
+    `make test`, whose mutation-rds runs after the suites, results/latest
+    would be the mutant's run and README's "open results/latest" wrong."""
+    assert _variable("MUTANT_RESULTS") == "$(RESULTS)/mutants"
+    for target, command, results in _runs():
+        if "mutation-run.sh" in command or "--golden-overlay" in command:
+            assert results == "$(MUTANT_RESULTS)", (
+                f"make {target} writes {results}, not $(MUTANT_RESULTS): {command}")
+
+
+@pytest.mark.parametrize("goal", ["all", "test"])
+def test_results_latest_after_make_is_the_suite_run(goal):
+    """Of the harness runs `make` and `make test` start, only make suite's
+    (the full suite run) writes $(RESULTS) itself; the others write a folder
+    below it, with a latest of its own."""
+    for target in sorted(_reached(goal)):
+        for command in _rules()[target][1]:
+            results = _results_of(command)
+            if results is None:
+                continue
+            if target == "suite":
+                assert results == "$(RESULTS)", command
+            else:
+                assert results.startswith("$(RESULTS)/") or results == "$(MUTANT_RESULTS)", (
+                    f"make {goal} runs make {target}, whose run writes {results}: "
+                    f"results/latest would be its run, not the suites'")
+
+
+def test_mutation_run_judges_the_run_it_wrote():
+    """scripts/mutation-run.sh reads results.json from the latest of the
+    results folder it was given, so a folder of its own is enough."""
+    script = (REPO / "scripts/mutation-run.sh").read_text()
+    assert '--results "$results"' in script
+    assert '"$results/latest/results.json"' in script
