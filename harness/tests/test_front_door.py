@@ -4,7 +4,9 @@ promise about make, results/latest and their own links.
 - results/latest after `make` or `make test` is the last full suite run:
   every other harness run that make and make test start (the RDS mutant,
   the hunt smoke test), and every mutant or overlay run of any target,
-  writes under a results folder of its own.
+  writes under a results folder of its own;
+- every relative link of README.md and docs/*.md names a file that exists,
+  and its #anchor a heading of that file as GitHub renders it.
 """
 from __future__ import annotations
 
@@ -169,3 +171,106 @@ def test_mutation_run_judges_the_run_it_wrote():
     script = (REPO / "scripts/mutation-run.sh").read_text()
     assert '--results "$results"' in script
     assert '"$results/latest/results.json"' in script
+
+
+# ---- links of README.md and docs/*.md ---------------------------------------
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+LINK = re.compile(r"(?<!!)\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^()\s]+)\)")
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _prose(path: Path) -> list[tuple[int, str]]:
+    """(line number, line) outside fenced code blocks, inline code removed."""
+    out, fenced = [], False
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append((n, re.sub(r"`[^`]*`", "``", line)))
+    return out
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: markup dropped, lowercase, every
+    character but letters, digits, spaces, '-' and '_' removed, spaces to '-'."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)   # [text](url) -> text
+    text = re.sub(r"<[^>]+>", "", text)
+    text = text.replace("`", "").replace("*", "")
+    text = text.strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+@lru_cache(maxsize=None)
+def anchors(path: Path) -> frozenset[str]:
+    seen: dict[str, int] = {}
+    found = set()
+    for _, line in _prose_raw(path):
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        slug = github_slug(m.group(1))
+        if slug in seen:
+            seen[slug] += 1
+            slug = f"{slug}-{seen[slug]}"
+        else:
+            seen[slug] = 0
+        found.add(slug)
+    return frozenset(found)
+
+
+def _prose_raw(path: Path) -> list[tuple[int, str]]:
+    out, fenced = [], False
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append((n, line))
+    return out
+
+
+def test_github_slug():
+    assert github_slug("An interactive guest: `make shell`") == "an-interactive-guest-make-shell"
+    assert github_slug("Running the suite on a LAVA farm") == "running-the-suite-on-a-lava-farm"
+    assert github_slug("6.1 → 6.12: what moved") == "61--612-what-moved"
+    assert github_slug("seeds_fallback (on demand)") == "seeds_fallback-on-demand"
+
+
+def test_duplicate_headings_get_numbered(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# A\n\n## Notes\n\n```\n# not a heading\n```\n\n## Notes\n\n## Notes\n")
+    assert anchors(page) == {"a", "notes", "notes-1", "notes-2"}
+
+
+def _links() -> list[tuple[Path, int, str]]:
+    found = []
+    for doc in DOCS:
+        for n, line in _prose(doc):
+            for target in LINK.findall(line):
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):   # http:, mailto:, ...
+                    continue
+                found.append((doc, n, target))
+    return found
+
+
+def test_the_docs_have_links_to_check():
+    assert len(_links()) > 30
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_relative_links_resolve(doc):
+    broken = []
+    for source, n, target in _links():
+        if source != doc:
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (source.parent / path).resolve() if path else source
+        where = f"{source.relative_to(REPO)}:{n}: ({target})"
+        if not dest.exists():
+            broken.append(f"{where}: no {path}")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{where}: no heading #{anchor} in {dest.relative_to(REPO)}")
+    assert not broken, "\n".join(broken)
