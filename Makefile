@@ -23,14 +23,15 @@ HELPERS_OUT := $(BUILD)/initramfs-helpers
 DATA_OUT    := $(BUILD)/initramfs-data
 XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
-# Kernel variants: build/kernel-default = lab.config alone; build/kernel-NAME =
-# lab.config + kernel-config/variant-NAME.config.  `make kernels` builds
-# the ones the suites of make and make test boot (seeds, slab: suites.toml);
-# OPTIONAL_VARIANTS only when asked for (make kernel KERNEL=NAME, make
-# suite-minimal, suite-module, suite-nosplit-kconfig, make hunt).
-ALL_VARIANTS := default \
+# Kernel variants: build/kernel-lab = lab.config alone (suite lab);
+# build/kernel-NAME = lab.config + kernel-config/variant-NAME.config.
+# `make kernels` builds the ones the suites of make and make test boot
+# (seeds, slab: suites.toml); OPTIONAL_VARIANTS only when asked for (make
+# kernel KERNEL=NAME, make suite-lab, suite-module, suite-nosplit-kconfig,
+# make hunt).
+ALL_VARIANTS := lab \
 	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
-OPTIONAL_VARIANTS := default module hunt nosplit kasan
+OPTIONAL_VARIANTS := lab module hunt nosplit kasan
 KERNEL_VARIANTS := $(filter-out $(OPTIONAL_VARIANTS),$(ALL_VARIANTS))
 KERNEL      ?= seeds
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
@@ -40,7 +41,7 @@ export PYTHONPATH := $(CURDIR)/harness
 .PHONY: all suite test tests-beside-kernels unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-values mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
-	modules-cpio suite-module suite-nosplit-kconfig suite-minimal suite-kasan suite-kasan-tags
+	modules-cpio suite-module suite-nosplit-kconfig suite-lab suite-kasan suite-kasan-tags
 
 all: suite
 
@@ -62,7 +63,7 @@ help:
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
 	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest), the seed triggers loading theirs"
 	@echo "make suite-nosplit-kconfig  the nosplit triggers on a kernel built without the split"
-	@echo "make suite-minimal   the default triggers on the kernel of lab.config alone"
+	@echo "make suite-lab       the default triggers on the kernel of lab.config alone (build/kernel-lab)"
 	@echo "make suite-kasan     the default triggers and checks on the seeds kernel under KASAN"
 	@echo "make suite-kasan-tags  the vmalloc triggers on arm64 under software tag-based KASAN"
 	@echo "make whitelist-values the seed regions' offsetof/sizeof, compiled in the seeds build"
@@ -347,11 +348,11 @@ suite-kasan-tags: $(BUILD)/kernel-arm64-kasan/$(KIMAGE_arm64) initramfs initramf
 		--suite arm64-kasan
 
 # The default suite's triggers on the kernel of lab.config alone
-# (suites.toml [minimal]; `make test` boots them on the seeds kernel).  Not
+# (suites.toml [lab]; `make test` boots them on the seeds kernel).  Not
 # part of `make test`: one more cold kernel.
-suite-minimal: $(BUILD)/kernel-default/arch/x86/boot/bzImage initramfs
+suite-lab: $(BUILD)/kernel-lab/arch/x86/boot/bzImage initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite minimal
+		--suite lab
 
 # The nosplit suite's triggers on a kernel with the split compiled out
 # (suites.toml [nosplit-kconfig]; `make test` turns it off at boot instead,
@@ -527,7 +528,7 @@ series-export series: deps
 # patches/0001 on vmap areas without a guard page.  The lab kernels are
 # uniprocessor, whose per-cpu chunks are not vmalloc-backed: this builds the
 # default configuration with SMP (kernel-config/matrix/90-smp.config) into
-# $(VMALLOC_PROOF), runs the vmalloc triggers of [minimal] (the suite of
+# $(VMALLOC_PROOF), runs the vmalloc triggers of [lab] (the suite of
 # that configuration without SMP) on it against
 # expected-oops/smp/ (no report for the guard-less copies, the BUG of
 # USERCOPY_VMALLOC), then the same kernel with the first version's bound
@@ -541,17 +542,17 @@ VMALLOC_PROOF := $(BUILD)/vmalloc-proof
 VMALLOC_TRIGGERS := USERCOPY_VMALLOC USERCOPY_VMALLOC_NO_GUARD_TO USERCOPY_VMALLOC_NO_GUARD_FROM \
 	USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
 series-vmalloc-proof: tree initramfs
-	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-default kernel-config/lab.config \
+	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-lab kernel-config/lab.config \
 		kernel-config/matrix/90-smp.config
-	+@CCACHE_BASEDIR= scripts/kbuild-progress.py smp $(abspath $(VMALLOC_PROOF))/kernel-default -- \
+	+@CCACHE_BASEDIR= scripts/kbuild-progress.py smp $(abspath $(VMALLOC_PROOF))/kernel-lab -- \
 		$(TREE_READ) $(MAKE) \
-		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-default \
+		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-lab \
 		CC="ccache gcc" -j$(JOBS) bzImage
 	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(MUTANT_RESULTS) \
-		--suite minimal $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
-		--golden-overlay minimal=expected-oops/smp
-	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel default --suite minimal \
-		--golden-overlay minimal=expected-oops/mutant-vmalloc-old-bound \
+		--suite lab $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
+		--golden-overlay lab=expected-oops/smp
+	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel lab --suite lab \
+		--golden-overlay lab=expected-oops/mutant-vmalloc-old-bound \
 		$(TREE) $(VMALLOC_PROOF) $(INITRAMFS) $(MUTANT_RESULTS) \
 		lkdtm-tests/mutations/vmalloc-bound-by-get-vm-area-size.patch \
 		USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM

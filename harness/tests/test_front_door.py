@@ -6,7 +6,8 @@ promise about make, results/latest and their own links.
   the hunt smoke test), and every mutant or overlay run of any target,
   writes under a results folder of its own;
 - every relative link of README.md and docs/*.md names a file that exists,
-  and its #anchor a heading of that file as GitHub renders it.
+  and its #anchor a heading of that file as GitHub renders it;
+- the names say which kernel a suite boots and whose golden folder is whose.
 """
 from __future__ import annotations
 
@@ -274,3 +275,65 @@ def test_relative_links_resolve(doc):
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             broken.append(f"{where}: no heading #{anchor} in {dest.relative_to(REPO)}")
     assert not broken, "\n".join(broken)
+
+
+# ---- names: which kernel a suite boots, whose golden folder is whose --------
+
+def _suites() -> dict:
+    import tomllib
+    return tomllib.loads((REPO / "suites.toml").read_text())
+
+
+def _golden(suite: dict) -> list[str]:
+    golden = suite["golden"]
+    return [golden] if isinstance(golden, str) else golden
+
+
+def test_a_suite_named_like_a_kernel_boots_that_kernel():
+    """Suite `lab` boots build/kernel-lab, `seeds` build/kernel-seeds, ...;
+    no kernel variant and no golden folder is called `default`, whose suite
+    boots the seeds kernel against expected-oops/seeds and expected-oops/lab."""
+    suites = _suites()
+    kernels = {s["kernel"] for s in suites.values()}
+    assert "default" not in kernels
+    assert not (REPO / "expected-oops" / "default").exists()
+    # nosplit turns the split off at boot on the seeds kernel; the suite of
+    # the nosplit kernel (the split compiled out) is nosplit-kconfig
+    boot_parameter_twins = {"nosplit": "nosplit-kconfig"}
+    for name, suite in suites.items():
+        if name in boot_parameter_twins:
+            assert suites[boot_parameter_twins[name]]["kernel"] == name
+        elif name in kernels:
+            assert suite["kernel"] == name, f"suite {name} boots kernel {suite['kernel']}"
+    assert suites["default"]["kernel"] == "seeds"
+    assert _golden(suites["default"]) == ["expected-oops/seeds", "expected-oops/lab"]
+    assert suites["lab"]["kernel"] == "lab" and _golden(suites["lab"]) == ["expected-oops/lab"]
+    # the Makefile's variant list names the kernel of lab.config alone the same way
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^ALL_VARIANTS := lab\b", makefile, re.M)
+    assert re.search(r"^OPTIONAL_VARIANTS := lab\b", makefile, re.M)
+    assert re.search(r"^suite-lab: \$\(BUILD\)/kernel-lab/", makefile, re.M)
+
+
+def test_docs_suites_table_says_each_suites_kernel_and_golden_folders():
+    """docs/suites.md's table has a row for every suite of suites.toml, and
+    that row names the suite's build/kernel-NAME and its golden folders in
+    the order the harness searches them."""
+    suites = _suites()
+    text = (REPO / "docs" / "suites.md").read_text()
+    rows = [line for line in text.splitlines()
+            if line.startswith("| `") and line.count(" | ") >= 3]
+    seen = set()
+    for row in rows:
+        first, kernel, golden, _ = row.strip("|").split(" | ", 3)
+        names = re.findall(r"`([^`]+)`", first.split("(")[0])
+        for name in names:
+            assert name in suites, f"docs/suites.md names suite {name}, not in suites.toml"
+            assert name not in seen, f"suite {name} has two rows"
+            seen.add(name)
+            suite = suites[name]
+            assert f"`build/kernel-{suite['kernel']}`" in kernel, (name, kernel)
+            want = ", ".join(f"`{g.removeprefix('expected-oops/')}/`" for g in _golden(suite))
+            assert want in golden, f"{name}: golden folders {want}, the row says {golden}"
+    assert seen == set(suites), f"suites without a row: {sorted(set(suites) - seen)}"
+
