@@ -136,9 +136,9 @@ KBUILD_CC   := ccache gcc
 # default mode also runs the preprocessor to hash its output, so a cold
 # cache (a clean clone's or CI's: every object a miss) cost 40 % more
 # than no ccache at all; in depend mode a miss compiles once and hashes
-# the headers kbuild's -MMD file lists.  fs/ of the default kernel, 91
-# objects, -j2, 2026-12-05: gcc 44 s, ccache miss 56 s, depend-mode miss
-# 45 s, depend-mode hit 14 s.  CCACHE_DEPEND=1 means depend mode whatever
+# the headers kbuild's -MMD file lists.  fs/ of the lab kernel, 91
+# objects, -j2: gcc 44 s, ccache miss 56 s, depend-mode miss 45 s,
+# depend-mode hit 14 s (docs/history.md).  CCACHE_DEPEND=1 means depend mode whatever
 # its value, so `make CCACHE_DEPEND_MODE=0` is the way back to the default.
 CCACHE_DEPEND_MODE ?= 1
 ifeq ($(CCACHE_DEPEND_MODE),1)
@@ -387,8 +387,8 @@ syzkaller-corpus:
 # Needs no root when these are installed (the full `deps` list is for builds).
 # USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
 # not skips, when this tree exists and its kunit.py does not).  The tests run
-# on JOBS workers (pytest-xdist): 98 s on one, 75 s on two (2026-12-05,
-# load 2-3).  UNIT_DEPS: every module the tests import, through the package
+# on JOBS workers (pytest-xdist): about 3 min on two (2261 tests; figures
+# by date in docs/history.md).  UNIT_DEPS: every module the tests import, through the package
 # that installs it (harness/tests/test_unit_deps.py checks the list against
 # the sources): lava-common's schema (python3-voluptuous) checks the LAVA
 # jobs, python3-junitparser reads the JUnit file; python3-jinja2 and
@@ -505,9 +505,9 @@ mutation-demo: kernel initramfs
 # its mutant golden file says (BUG in the seeds suite, WARNING in
 # seeds-fallback), and the seeds suites' own golden files must FAIL.
 RDS_MUTATIONS = lkdtm-tests/mutations/rds-tcp-incoming-no-region.patch,lkdtm-tests/mutations/rds-ib-incoming-no-region.patch
-# Part of `make test`: measured 64 s for mutation-run.sh with the debug-info
-# seeds kernel (copy + rebuild 57 s, four guests from snapshots 7 s) on the
-# 2-core lab host.
+# Part of `make test`: about a minute on the 2-core lab host when the
+# mutant is rebuilt (copy + rebuild of the seeds kernel's build folder, then
+# four guests from snapshots), seconds when its build stamp holds.
 mutation-rds: initramfs $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
 	scripts/mutation-run.sh --kernel seeds --suite seeds --suite seeds-fallback \
 		--golden-overlay seeds=expected-oops/mutant-rds-no-region \

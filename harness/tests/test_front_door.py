@@ -7,7 +7,9 @@ promise about make, results/latest and their own links.
   writes under a results folder of its own;
 - every relative link of README.md and docs/*.md names a file that exists,
   and its #anchor a heading of that file as GitHub renders it;
-- the names say which kernel a suite boots and whose golden folder is whose.
+- the names say which kernel a suite boots and whose golden folder is whose;
+- README.md and docs/ are reference: dated measurements, machine paths and
+  the lab's stop numbers live in docs/history.md only.
 """
 from __future__ import annotations
 
@@ -337,3 +339,43 @@ def test_docs_suites_table_says_each_suites_kernel_and_golden_folders():
             assert want in golden, f"{name}: golden folders {want}, the row says {golden}"
     assert seen == set(suites), f"suites without a row: {sorted(set(suites) - seen)}"
 
+
+# ---- docs as reference: dated figures only in docs/history.md ---------------
+
+ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
+MACHINE_PATH = re.compile(r"/work/")
+STOP = re.compile(r"\bstop \d+\b")        # the lab's work sessions, "(stop 38)"
+
+# The only lines of README.md and docs/ besides history.md that may hold one
+# of those, and why.
+ALLOWED = {
+    # make bench rewrites docs/bench.md with its own output, whose "bench:"
+    # lines name the run's date and the paths it looked at.
+    "docs/bench.md": re.compile(r"^bench: "),
+}
+
+
+def test_dated_figures_and_machine_paths_live_in_history_only():
+    found = []
+    for doc in DOCS:
+        name = str(doc.relative_to(REPO))
+        if name == "docs/history.md":
+            continue
+        allowed = ALLOWED.get(name)
+        for n, line in enumerate(doc.read_text().splitlines(), 1):
+            if allowed and allowed.search(line):
+                continue
+            for what, pattern in (("a date", ISO_DATE), ("a machine path", MACHINE_PATH),
+                                  ("a stop number", STOP)):
+                if pattern.search(line):
+                    found.append(f"{name}:{n}: {what}: {line.strip()[:100]}")
+    assert not found, ("move dated measurements to docs/history.md, say the current "
+                       "fact here:\n" + "\n".join(found))
+
+
+def test_the_date_rule_sees_what_it_is_for():
+    assert ISO_DATE.search("Measured 2026-12-05 (idle host)")
+    assert MACHINE_PATH.search("log /work/logs/series-check.log")
+    assert STOP.search("CI's clean-clone run (stop 39)")
+    assert not ISO_DATE.search("docs/hunt-runs/20261206-171543-20530-findings.md")
+    assert not STOP.search("Ctrl-C stops every guest")
