@@ -23,14 +23,15 @@ HELPERS_OUT := $(BUILD)/initramfs-helpers
 DATA_OUT    := $(BUILD)/initramfs-data
 XFS_IMAGE   := $(DATA_OUT)/xfs-seed009.img.gz
 GEN_CPIO    := $(BUILD)/gen_init_cpio
-# Kernel variants: build/kernel-default = lab.config alone; build/kernel-NAME =
-# lab.config + kernel-config/variant-NAME.config.  `make kernels` builds
-# the ones the suites of make and make test boot (seeds, slab: suites.toml);
-# OPTIONAL_VARIANTS only when asked for (make kernel KERNEL=NAME, make
-# suite-minimal, suite-module, suite-nosplit-kconfig, make hunt).
-ALL_VARIANTS := default \
+# Kernel variants: build/kernel-lab = lab.config alone (suite lab);
+# build/kernel-NAME = lab.config + kernel-config/variant-NAME.config.
+# `make kernels` builds the ones the suites of make and make test boot
+# (seeds, slab: suites.toml); OPTIONAL_VARIANTS only when asked for (make
+# kernel KERNEL=NAME, make suite-lab, suite-module, suite-nosplit-kconfig,
+# make hunt).
+ALL_VARIANTS := lab \
 	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
-OPTIONAL_VARIANTS := default module hunt nosplit kasan
+OPTIONAL_VARIANTS := lab module hunt nosplit kasan
 KERNEL_VARIANTS := $(filter-out $(OPTIONAL_VARIANTS),$(ALL_VARIANTS))
 KERNEL      ?= seeds
 HELPER_SRCS := $(wildcard initramfs-src/*.c)
@@ -40,7 +41,7 @@ export PYTHONPATH := $(CURDIR)/harness
 .PHONY: all suite test tests-beside-kernels unit-test booted-test deps tree kernel kernels initramfs boot bench \
 	series series-export series-check series-vmalloc-proof mutation-demo whitelist-values mutation-rds clean distclean help syzkaller-corpus \
 	results-check lava lava-run lava-farm shell soak fuzz-inputs arch-deps suite-arch \
-	modules-cpio suite-module suite-nosplit-kconfig suite-minimal suite-kasan suite-kasan-tags
+	modules-cpio suite-module suite-nosplit-kconfig suite-lab suite-kasan suite-kasan-tags
 
 all: suite
 
@@ -62,7 +63,7 @@ help:
 	@echo "make suite-arch ARCH=X  the default triggers on another arch's guest (have: $(ARCHES))"
 	@echo "make suite-module    the default triggers with LKDTM built as a module (insmod in the guest), the seed triggers loading theirs"
 	@echo "make suite-nosplit-kconfig  the nosplit triggers on a kernel built without the split"
-	@echo "make suite-minimal   the default triggers on the kernel of lab.config alone"
+	@echo "make suite-lab       the default triggers on the kernel of lab.config alone (build/kernel-lab)"
 	@echo "make suite-kasan     the default triggers and checks on the seeds kernel under KASAN"
 	@echo "make suite-kasan-tags  the vmalloc triggers on arm64 under software tag-based KASAN"
 	@echo "make whitelist-values the seed regions' offsetof/sizeof, compiled in the seeds build"
@@ -135,9 +136,9 @@ KBUILD_CC   := ccache gcc
 # default mode also runs the preprocessor to hash its output, so a cold
 # cache (a clean clone's or CI's: every object a miss) cost 40 % more
 # than no ccache at all; in depend mode a miss compiles once and hashes
-# the headers kbuild's -MMD file lists.  fs/ of the default kernel, 91
-# objects, -j2, 2026-12-05: gcc 44 s, ccache miss 56 s, depend-mode miss
-# 45 s, depend-mode hit 14 s.  CCACHE_DEPEND=1 means depend mode whatever
+# the headers kbuild's -MMD file lists.  fs/ of the lab kernel, 91
+# objects, -j2: gcc 44 s, ccache miss 56 s, depend-mode miss 45 s,
+# depend-mode hit 14 s (docs/history.md).  CCACHE_DEPEND=1 means depend mode whatever
 # its value, so `make CCACHE_DEPEND_MODE=0` is the way back to the default.
 CCACHE_DEPEND_MODE ?= 1
 ifeq ($(CCACHE_DEPEND_MODE),1)
@@ -347,11 +348,11 @@ suite-kasan-tags: $(BUILD)/kernel-arm64-kasan/$(KIMAGE_arm64) initramfs initramf
 		--suite arm64-kasan
 
 # The default suite's triggers on the kernel of lab.config alone
-# (suites.toml [minimal]; `make test` boots them on the seeds kernel).  Not
+# (suites.toml [lab]; `make test` boots them on the seeds kernel).  Not
 # part of `make test`: one more cold kernel.
-suite-minimal: $(BUILD)/kernel-default/arch/x86/boot/bzImage initramfs
+suite-lab: $(BUILD)/kernel-lab/arch/x86/boot/bzImage initramfs
 	$(HARNESS) run --build-dir $(BUILD) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite minimal
+		--suite lab
 
 # The nosplit suite's triggers on a kernel with the split compiled out
 # (suites.toml [nosplit-kconfig]; `make test` turns it off at boot instead,
@@ -386,8 +387,8 @@ syzkaller-corpus:
 # Needs no root when these are installed (the full `deps` list is for builds).
 # USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
 # not skips, when this tree exists and its kunit.py does not).  The tests run
-# on JOBS workers (pytest-xdist): 98 s on one, 75 s on two (2026-12-05,
-# load 2-3).  UNIT_DEPS: every module the tests import, through the package
+# on JOBS workers (pytest-xdist): about 3 min on two (2261 tests; figures
+# by date in docs/history.md).  UNIT_DEPS: every module the tests import, through the package
 # that installs it (harness/tests/test_unit_deps.py checks the list against
 # the sources): lava-common's schema (python3-voluptuous) checks the LAVA
 # jobs, python3-junitparser reads the JUnit file; python3-jinja2 and
@@ -422,9 +423,10 @@ booted-test: kernels initramfs
 # kbuild leaves idle; their output is kept in $(BUILD)/tests-beside-kernels.log
 # and shown as they go once the kernels are built).  Then the booted harness
 # checks, the suite, then the run's KTAP (through the tree's kunit.py) and
-# JUnit against its results.json, then the RDS mutant (about a minute;
-# results/latest is its run afterwards), then the hunt's smoke on the seeds
-# kernel (its run is under $(RESULTS)/hunt-smoke/).
+# JUnit against its results.json, then the RDS mutant (about a minute; its
+# run is under $(MUTANT_RESULTS)/), then the hunt's smoke on the seeds
+# kernel (its run is under $(RESULTS)/hunt-smoke/): $(RESULTS)/latest is
+# the suite's run afterwards.
 TESTS_BESIDE_KERNELS := unit-test fuzz-inputs
 test: tests-beside-kernels booted-test suite results-check mutation-rds hunt-smoke
 
@@ -487,25 +489,30 @@ soak: kernels initramfs
 		--build-dir $(BUILD) --initramfs $(INITRAMFS) -j $(JOBS)
 
 # Test-only kernel mutation (never part of the series) that the golden files
-# must catch; see lkdtm-tests/mutations/README.md.
+# must catch; see lkdtm-tests/mutations/README.md.  Mutant runs and runs
+# against overlay golden folders write under $(MUTANT_RESULTS), with a
+# latest of their own, so $(RESULTS)/latest stays the last full suite run
+# (after make test too, which runs mutation-rds after the suites;
+# harness/tests/test_front_door.py checks every such recipe).
+MUTANT_RESULTS ?= $(RESULTS)/mutants
 MUTATION ?= lkdtm-tests/mutations/mm-struct-window-shrink-by-8.patch
 MUTATION_TRIGGERS ?= USERCOPY_WHITELIST_MM_STRUCT_TO USERCOPY_WHITELIST_MM_STRUCT_FROM
 mutation-demo: kernel initramfs
-	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
+	scripts/mutation-run.sh $(TREE) $(BUILD) $(INITRAMFS) $(MUTANT_RESULTS) $(MUTATION) $(MUTATION_TRIGGERS)
 
 # The RDS regions taken back (rds_tcp_incoming: patches/0010; rds_ib_incoming:
 # seed 011) in one mutant of the seeds kernel: each RDS probe must oops as
 # its mutant golden file says (BUG in the seeds suite, WARNING in
 # seeds-fallback), and the seeds suites' own golden files must FAIL.
 RDS_MUTATIONS = lkdtm-tests/mutations/rds-tcp-incoming-no-region.patch,lkdtm-tests/mutations/rds-ib-incoming-no-region.patch
-# Part of `make test`: measured 64 s for mutation-run.sh with the debug-info
-# seeds kernel (copy + rebuild 57 s, four guests from snapshots 7 s) on the
-# 2-core lab host.
+# Part of `make test`: about a minute on the 2-core lab host when the
+# mutant is rebuilt (copy + rebuild of the seeds kernel's build folder, then
+# four guests from snapshots), seconds when its build stamp holds.
 mutation-rds: initramfs $(BUILD)/kernel-seeds/arch/x86/boot/bzImage
 	scripts/mutation-run.sh --kernel seeds --suite seeds --suite seeds-fallback \
 		--golden-overlay seeds=expected-oops/mutant-rds-no-region \
 		--golden-overlay seeds-fallback=expected-oops/mutant-rds-no-region-fallback \
-		$(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(RDS_MUTATIONS) rds-tcp-cookie rds-ib-cookie
+		$(TREE) $(BUILD) $(INITRAMFS) $(MUTANT_RESULTS) $(RDS_MUTATIONS) rds-tcp-cookie rds-ib-cookie
 
 # Long: every prefix, then the build matrix (kernel-config/matrix/); never
 # part of `make test`.  Costs in docs/series.md.
@@ -521,7 +528,7 @@ series-export series: deps
 # patches/0001 on vmap areas without a guard page.  The lab kernels are
 # uniprocessor, whose per-cpu chunks are not vmalloc-backed: this builds the
 # default configuration with SMP (kernel-config/matrix/90-smp.config) into
-# $(VMALLOC_PROOF), runs the vmalloc triggers of [minimal] (the suite of
+# $(VMALLOC_PROOF), runs the vmalloc triggers of [lab] (the suite of
 # that configuration without SMP) on it against
 # expected-oops/smp/ (no report for the guard-less copies, the BUG of
 # USERCOPY_VMALLOC), then the same kernel with the first version's bound
@@ -535,18 +542,18 @@ VMALLOC_PROOF := $(BUILD)/vmalloc-proof
 VMALLOC_TRIGGERS := USERCOPY_VMALLOC USERCOPY_VMALLOC_NO_GUARD_TO USERCOPY_VMALLOC_NO_GUARD_FROM \
 	USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
 series-vmalloc-proof: tree initramfs
-	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-default kernel-config/lab.config \
+	@$(TREE_READ) scripts/kernel-config.sh $(TREE) $(VMALLOC_PROOF)/kernel-lab kernel-config/lab.config \
 		kernel-config/matrix/90-smp.config
-	+@CCACHE_BASEDIR= scripts/kbuild-progress.py smp $(abspath $(VMALLOC_PROOF))/kernel-default -- \
+	+@CCACHE_BASEDIR= scripts/kbuild-progress.py smp $(abspath $(VMALLOC_PROOF))/kernel-lab -- \
 		$(TREE_READ) $(MAKE) \
-		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-default \
+		--no-print-directory -C $(TREE) O=$(abspath $(VMALLOC_PROOF))/kernel-lab \
 		CC="ccache gcc" -j$(JOBS) bzImage
-	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(RESULTS) \
-		--suite minimal $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
-		--golden-overlay minimal=expected-oops/smp
-	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel default --suite minimal \
-		--golden-overlay minimal=expected-oops/mutant-vmalloc-old-bound \
-		$(TREE) $(VMALLOC_PROOF) $(INITRAMFS) $(RESULTS) \
+	$(HARNESS) run --build-dir $(VMALLOC_PROOF) --initramfs $(INITRAMFS) --results $(MUTANT_RESULTS) \
+		--suite lab $(foreach t,$(VMALLOC_TRIGGERS),--trigger $(t)) \
+		--golden-overlay lab=expected-oops/smp
+	CCACHE_BASEDIR= scripts/mutation-run.sh --kernel lab --suite lab \
+		--golden-overlay lab=expected-oops/mutant-vmalloc-old-bound \
+		$(TREE) $(VMALLOC_PROOF) $(INITRAMFS) $(MUTANT_RESULTS) \
 		lkdtm-tests/mutations/vmalloc-bound-by-get-vm-area-size.patch \
 		USERCOPY_VMALLOC_PERCPU_TO USERCOPY_VMALLOC_PERCPU_FROM
 
@@ -578,7 +585,8 @@ HUNT_TOOLS := trinity stress-ng jfsutils e2fsprogs
 HUNT_GAPS ?= $(GAPS_OUT)/$(LINE)-series/gaps.json
 HUNT := $(HARNESS) hunt
 # RUN/hunt/index.html from RUN/hunt/findings.json (usercopy-lab page hunt), also
-# after a hunt that exits 1 (an untriaged finding); the hunt's status stands.
+# after a hunt that exits 1 (an untriaged finding); the hunt's status stands
+# as the recipe's (make itself exits 2 for any failed recipe).
 HUNT_PAGE = ; status=$$?; $(HARNESS) page hunt $(1) && exit $$status
 
 .PHONY: initramfs-hunt hunt hunt-replay hunt-harvest hunt-smoke

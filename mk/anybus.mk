@@ -37,5 +37,5 @@ mutation-anybus: initramfs $(ANYBUS_KDIR)/arch/x86/boot/bzImage
 	scripts/mutation-run.sh --kernel anybus --suite anybus --suite anybus-fallback \
 		--golden-overlay anybus=expected-oops/mutant-anybuss-no-region \
 		--golden-overlay anybus-fallback=expected-oops/mutant-anybuss-no-region-fallback \
-		$(TREE) $(BUILD) $(INITRAMFS) $(RESULTS) $(ANYBUS_SIM),$(ANYBUS_MUTATION) \
+		$(TREE) $(BUILD) $(INITRAMFS) $(MUTANT_RESULTS) $(ANYBUS_SIM),$(ANYBUS_MUTATION) \
 		anybus-process-data

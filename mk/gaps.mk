@@ -32,7 +32,8 @@ $(GAPS_PRISTINE)/Makefile:
 	nice -n 19 tar -xJf $(TARBALL) -C $(dir $(GAPS_PRISTINE))
 	@test -f $@
 
-# Each tree's status is kept until all three ran, then the worst is make's.
+# Each tree's status is kept until all three ran, then the worst is the
+# recipe's (1 untriaged, 2 bad input); make itself then exits 2 for either.
 gaps: $(GAPS_PRISTINE)/Makefile
 	@test -f $(TREE)/Makefile || { echo "gaps: $(TREE) is not there (make tree)"; exit 2; }
 	@rc=0; \

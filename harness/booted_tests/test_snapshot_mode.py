@@ -74,7 +74,7 @@ def test_every_default_trigger_is_the_same_restored_and_booted(tmp_path):
     new_qemu = [t["name"] for t in kept["triggers"] if not t["reused_qemu"]]
     assert len(new_qemu) == 2, new_qemu
     assert qemu_of(tmp_path / "kept") == []
-    golden = REPO / "expected-oops" / "default"
+    golden = REPO / "expected-oops" / "lab"
     expected = [comparable(t, golden) for t in full["triggers"]]
     assert [comparable(t, golden) for t in fresh["triggers"]] == expected
     assert [comparable(t, golden) for t in kept["triggers"]] == expected

@@ -43,7 +43,7 @@ def suites_toml(lab: Path, body: str) -> list[str]:
 def suite_block(name: str, kernel: str, extra: str = "") -> str:
     return f"""[{name}]
 kernel = "{kernel}"
-golden = "{REPO / 'expected-oops/default'}"
+golden = "{REPO / 'expected-oops/lab'}"
 triggers = "{REPO / 'lkdtm-tests/tests.txt'}"
 only = {json.dumps(TRIGGERS)}
 {extra}
@@ -56,7 +56,7 @@ def lab(tmp_path, monkeypatch):
     reads them), consoles of the default suite to replay, PATH with the
     fakes first, and the fakes' command lines recorded in argv.jsonl."""
     for arch in ARCHES.values():
-        kernel = "default" if arch.name == "x86_64" else arch.name
+        kernel = "lab" if arch.name == "x86_64" else arch.name
         image = tmp_path / "build" / f"kernel-{kernel}" / arch.image
         image.parent.mkdir(parents=True, exist_ok=True)
         image.write_text(f"fake {arch.name} kernel\n")
@@ -127,7 +127,7 @@ def test_kvm_is_asked_for_only_where_the_arch_can_have_it(lab):
 
 
 def test_on_demand_suites_stay_out_of_a_run_without_suite(lab):
-    toml = suites_toml(lab, suite_block("default", "default")
+    toml = suites_toml(lab, suite_block("default", "lab")
                        + suite_block("arm64", "arm64", 'arch = "arm64"\non_demand = true'))
     rc, res = run(lab, *toml, "--accel", "tcg", "--boot", "full", "-j", "1")
     assert rc == 0
@@ -170,9 +170,9 @@ def test_a_missing_arch_kernel_names_its_image(lab, capsys):
 
 @pytest.mark.parametrize("boot", ["snapshot", "full"])
 def test_a_modules_suite_boots_the_userland_followed_by_its_kernels_modules(lab, boot):
-    kdir = lab / "build" / "kernel-default"
+    kdir = lab / "build" / "kernel-lab"
     (kdir / "modules.cpio").write_bytes(b"lkdtm.ko archive\n")
-    toml = suites_toml(lab, suite_block("module", "default", 'modules = "lkdtm"'))
+    toml = suites_toml(lab, suite_block("module", "lab", 'modules = "lkdtm"'))
     rc, res = run(lab, *toml, "--suite", "module", "--boot", boot, "--accel", "tcg", "-j", "1")
     assert rc == 0, [t["diffs"] for t in res["triggers"]]
     initrds = {opt(argv, "-initrd") for argv in started(lab)}
@@ -191,24 +191,24 @@ def test_a_modules_suite_boots_the_userland_followed_by_its_kernels_modules(lab,
 
 
 def test_a_modules_suite_without_its_modules_archive_names_the_target(lab, capsys):
-    toml = suites_toml(lab, suite_block("module", "default", 'modules = "lkdtm"'))
+    toml = suites_toml(lab, suite_block("module", "lab", 'modules = "lkdtm"'))
     rc, _ = run(lab, *toml, "--suite", "module", "--accel", "tcg")
     assert rc == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("kernel-default/modules.cpio missing "
-                        "(make modules-cpio KERNEL=default MODULE_SET=lkdtm)")
+    assert err.endswith("kernel-lab/modules.cpio missing "
+                        "(make modules-cpio KERNEL=lab MODULE_SET=lkdtm)")
     assert not started(lab)
 
 
 def test_an_installed_modules_suite_boots_that_archive_and_names_its_target(lab, capsys):
-    toml = suites_toml(lab, suite_block("module-seeds", "default", 'modules = "installed"'))
-    kdir = lab / "build" / "kernel-default"
+    toml = suites_toml(lab, suite_block("module-seeds", "lab", 'modules = "installed"'))
+    kdir = lab / "build" / "kernel-lab"
     (kdir / "modules.cpio").write_bytes(b"lkdtm.ko archive\n")
     rc, _ = run(lab, *toml, "--suite", "module-seeds", "--accel", "tcg")
     assert rc == 2                         # LKDTM's archive alone is not enough
     err = capsys.readouterr().err.strip()
-    assert err.endswith("kernel-default/modules-installed.cpio missing "
-                        "(make modules-cpio KERNEL=default MODULE_SET=installed)")
+    assert err.endswith("kernel-lab/modules-installed.cpio missing "
+                        "(make modules-cpio KERNEL=lab MODULE_SET=installed)")
     assert not started(lab)
     (kdir / "modules-installed.cpio").write_bytes(b"every module and a modprobe\n")
     rc, res = run(lab, *toml, "--suite", "module-seeds", "--accel", "tcg", "-j", "1")
@@ -226,7 +226,7 @@ def test_an_installed_modules_suite_boots_that_archive_and_names_its_target(lab,
 ])
 def test_bad_arch_keys_stop_the_run_naming_the_line(tmp_path, line, problem):
     path = tmp_path / "suites.toml"
-    path.write_text(suite_block("x", "default", line))
+    path.write_text(suite_block("x", "lab", line))
     with pytest.raises(SuiteError, match=problem) as err:
         load_suites(path)
     assert f"{path}:6:" in str(err.value)    # the line of the key
@@ -328,7 +328,7 @@ def arm64_dma_golden(follow_on: tuple[str, ...] = ()):
     """The default golden of USERCOPY_KMALLOC_DMA_TO with the frames this
     older arm64 kernel printed (testdata/console-arm64/README.md)."""
     from usercopy_lab.judge.golden import load
-    golden = load(REPO / "expected-oops/default/USERCOPY_KMALLOC_DMA_TO.txt")
+    golden = load(REPO / "expected-oops/lab/USERCOPY_KMALLOC_DMA_TO.txt")
     golden.reports[0].frames = ["__check_heap_object", "__check_object_size",
                                 "do_usercopy_window", "do_usercopy_kmalloc_dma",
                                 "direct_entry"]
@@ -389,7 +389,7 @@ def test_the_repo_arm64_suite_tolerates_the_ct_kernel_exit_warning_alone():
 @pytest.mark.parametrize("value", ['"WARNING in x"', "[]", "[1]", '["ct_kernel_exit"]'])
 def test_bad_follow_on_stops_the_run_naming_the_line(tmp_path, value):
     path = tmp_path / "suites.toml"
-    path.write_text(suite_block("x", "default", f"follow_on = {value}"))
+    path.write_text(suite_block("x", "lab", f"follow_on = {value}"))
     with pytest.raises(SuiteError, match="follow_on: ") as err:
         load_suites(path)
     assert f"{path}:6:" in str(err.value)

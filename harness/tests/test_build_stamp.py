@@ -90,7 +90,7 @@ def _make(build: Path, *extra: str) -> subprocess.CompletedProcess:
     # -o tree: no prepare-tree (no tarball here); the bzImage rule runs alone.
     return subprocess.run(["make", "-C", str(REPO), "--no-print-directory", "-o", "tree",
                            f"BUILD={build}", *extra,
-                           f"{build}/kernel-default/arch/x86/boot/bzImage"],
+                           f"{build}/kernel-lab/arch/x86/boot/bzImage"],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -101,7 +101,7 @@ def test_the_makefile_skips_kbuild_only_while_the_stamp_holds(tmp_path):
     tree = build / "linux-source-6.1"
     tree.mkdir(parents=True)
     (build / "linux-source-6.1.stamp").write_text("abc\n")
-    kernel = build / "kernel-default"
+    kernel = build / "kernel-lab"
     (kernel / "arch/x86/boot").mkdir(parents=True)
     (kernel / ".config").write_text("CONFIG_X=y\n")
     (kernel / "arch/x86/boot/bzImage").write_bytes(b"kernel")

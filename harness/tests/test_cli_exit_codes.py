@@ -76,7 +76,7 @@ def test_a_failed_trigger_is_1(lab, tmp_path):
     # The real console against a golden file whose size is 8 bytes off.
     overlay = tmp_path / "overlay"
     overlay.mkdir()
-    golden = (REPO / "expected-oops/default/USERCOPY_SLAB_SIZE_TO.txt").read_text()
+    golden = (REPO / "expected-oops/lab/USERCOPY_SLAB_SIZE_TO.txt").read_text()
     (overlay / "USERCOPY_SLAB_SIZE_TO.txt").write_text(golden.replace("size: 1024", "size: 1016"))
     assert main(lab + ["--trigger", "USERCOPY_SLAB_SIZE_TO",
                        "--golden-overlay", f"default={overlay}"]) == 1
@@ -128,7 +128,7 @@ def test_bad_golden_of_another_suite_is_2_before_the_first_boot(lab, tmp_path, c
     (bad / "USERCOPY_KERNEL.txt").write_bytes(b"trigger: USERCOPY_KERNEL\n\xff\n")
     suites = tmp_path / "suites.toml"
     suites.write_text(
-        f'[default]\nkernel = "default"\ngolden = "{REPO}/expected-oops/default"\n'
+        f'[default]\nkernel = "default"\ngolden = "{REPO}/expected-oops/lab"\n'
         f'triggers = "{REPO}/lkdtm-tests/tests.txt"\n'
         f'[second]\nkernel = "default"\ngolden = "{bad}"\n'
         f'triggers = "{REPO}/lkdtm-tests/tests.txt"\n')
@@ -141,7 +141,7 @@ def test_bad_golden_of_another_suite_is_2_before_the_first_boot(lab, tmp_path, c
 
 def test_missing_triggers_file_is_2(lab, tmp_path, capsys):
     suites = tmp_path / "suites.toml"
-    suites.write_text(f'[default]\nkernel = "default"\ngolden = "{REPO}/expected-oops/default"\n'
+    suites.write_text(f'[default]\nkernel = "default"\ngolden = "{REPO}/expected-oops/lab"\n'
                       'triggers = "no-such-tests.txt"\n')
     assert main(lab + ["--suites-file", str(suites)]) == 2
     assert one_line_error(capsys) == \

@@ -1,4 +1,4 @@
-"""Golden files of expected-oops/default against real captured consoles.
+"""Golden files of expected-oops/lab against real captured consoles.
 
 Every log in testdata/console/ was captured from the lab kernel; these tests
 prove both that the golden files describe what the kernel really printed and
@@ -19,7 +19,7 @@ from usercopy_lab.run.trigger_run import evaluate_log
 
 REPO = Path(__file__).resolve().parents[2]
 CONSOLE = Path(__file__).parent / "testdata" / "console"
-GOLDEN = REPO / "expected-oops" / "default"
+GOLDEN = REPO / "expected-oops" / "lab"
 # testdata/console/ is stock 6.1.192, whose USERCOPY_VMALLOC is the
 # guard-page gap that patches/0001 closes: see the test of its own below.
 # The stack triggers' offsets are taken at the stack pointer in

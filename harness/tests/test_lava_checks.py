@@ -302,7 +302,7 @@ def test_cases_follow_the_golden_file():
     assert "tests.txt" in report.means     # its line carries tests.txt's text
     two = jobs("fallback")["USERCOPY_WHITELIST_TWO_CACHES_TO"].plan.cases
     assert two.index("lkdtm-expect-1") < two.index("report-2") < two.index("lkdtm-expect-3")
-    caif = jobs("minimal")["USERCOPY_WHITELIST_CAIF_TO"]     # a kernel without CAIF
+    caif = jobs("lab")["USERCOPY_WHITELIST_CAIF_TO"]     # a kernel without CAIF
     assert caif.plan.all_pass == "XFAIL" and "report-1" not in caif.plan.cases
     legit = jobs("default")["check-legit-copies"].plan.cases
     assert legit == ("start", "check-pass", "no-other-report", "outcome")

@@ -140,7 +140,7 @@ def test_a_bad_option_is_2_in_one_line():
 
 
 @pytest.mark.parametrize("suite,log,status", [
-    ("minimal", "minimal--USERCOPY_SLAB_SIZE_TO.lava.yaml", PASSED),
+    ("lab", "lab--USERCOPY_SLAB_SIZE_TO.lava.yaml", PASSED),
     ("default", "default--USERCOPY_KMALLOC_SPLIT_TO--nosplit-kernel.lava.yaml", FAILED),
 ])
 def test_verdicts_of_real_lava_run_logs_exit_1_on_a_fail(tmp_path, suite, log, status):

@@ -121,20 +121,20 @@ def test_device_dictionary_follows_the_job_context():
 
 def test_lava_log_back_to_a_console_that_matches_its_golden_file(tmp_path):
     # a server's log ("- {...}" lines), fetched through the REST API
-    server = (TESTDATA / "lava" / "minimal--check-legit-copies.lava.yaml").read_text()
+    server = (TESTDATA / "lava" / "lab--check-legit-copies.lava.yaml").read_text()
     assert "USERCOPY-LAB-END trigger=check-legit-copies outcome=returned status=0" \
         in console_from_lava_log(server)
     assert '"lvl"' not in console_from_lava_log(server)
     # lava-run's own log ("{...}" lines on its stderr)
-    text = (TESTDATA / "lava" / "minimal--USERCOPY_SLAB_SIZE_TO.lava.yaml").read_text()
+    text = (TESTDATA / "lava" / "lab--USERCOPY_SLAB_SIZE_TO.lava.yaml").read_text()
     console = console_from_lava_log(text)
     assert "USERCOPY-LAB-END trigger=USERCOPY_SLAB_SIZE_TO outcome=killed signal=11" in console
     assert '"lvl"' not in console and "Job finished correctly" not in console
     assert "kernel BUG at mm/usercopy.c:132!" in console
     log = tmp_path / "USERCOPY_SLAB_SIZE_TO.log"
     log.write_text(console)
-    golden = SUITES["minimal"].golden()["USERCOPY_SLAB_SIZE_TO"]
-    result = evaluate_log("minimal", "USERCOPY_SLAB_SIZE_TO", log, golden, "")
+    golden = SUITES["lab"].golden()["USERCOPY_SLAB_SIZE_TO"]
+    result = evaluate_log("lab", "USERCOPY_SLAB_SIZE_TO", log, golden, "")
     assert result.verdict == "PASS", result.diffs
 
 

@@ -32,9 +32,9 @@ def positional(tmp_path: Path, mutation: str) -> list[str]:
     (["--kernel", "seeds", "--suite", "seeds", "--golden-overlay", "seeds=no/such/dir"],
      TCP, "--golden-overlay seeds=no/such/dir: no folder no/such/dir"),
     (["--kernel", "seeds", "--suite", "slab"], TCP, "suite slab boots kernel slab, not seeds"),
-    (["--kernel", "default"], TCP, "build the default kernel first"),
-    # without --kernel, the kernel the first suite boots ([minimal]: default)
-    (["--suite", "minimal"], TCP, "build the default kernel first"),
+    (["--kernel", "lab"], TCP, "build the lab kernel first"),
+    # without --kernel, the kernel the first suite boots ([lab]: default)
+    (["--suite", "lab"], TCP, "build the lab kernel first"),
     (["--kernel", "seeds", "--suite", "seeds"], f"{TCP},no-such.patch", "no mutation patch no-such.patch"),
     (["--kernel", "seeds", "--suite", "seeds"], f"{TCP},{IB}", "does not apply to"),
     (["--colour", "red"], TCP, "unknown option --colour"),

@@ -43,7 +43,7 @@ from usercopy_lab.run.trigger_run import evaluate_log
 HARNESS = Path(__file__).resolve().parents[1]
 SERIES = HARNESS / "tests" / "testdata" / "console-series"
 DEFAULT = SERIES / "default"
-GOLDEN = HARNESS.parent / "expected-oops" / "default"
+GOLDEN = HARNESS.parent / "expected-oops" / "lab"
 ALL = b"".join(p.read_bytes() for p in sorted(DEFAULT.glob("*.log")))
 
 

@@ -165,5 +165,5 @@ def test_run_trigger_and_check_together_plan_both(tmp_path):
                          tmp_path / "initramfs.cpio", "tcg", ["rds-tcp-cookie"])
     assert [(j.spec.trigger, j.spec.helper, j.golden.path if j.golden else None)
             for j in jobs] == [
-        ("USERCOPY_KERNEL", "", REPO / "expected-oops/default/USERCOPY_KERNEL.txt"),
+        ("USERCOPY_KERNEL", "", REPO / "expected-oops/lab/USERCOPY_KERNEL.txt"),
         ("", "rds-tcp-cookie", REPO / "expected-oops/seeds/RDS_TCP_COOKIE.txt")]

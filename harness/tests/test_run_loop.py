@@ -89,7 +89,7 @@ def mini_suite(lab: Path) -> list[str]:
     path = lab / "suites.toml"
     path.write_text(f"""[mini]
 kernel = "default"
-golden = "{REPO / 'expected-oops/default'}"
+golden = "{REPO / 'expected-oops/lab'}"
 triggers = "{REPO / 'lkdtm-tests/tests.txt'}"
 only = {json.dumps(MINI)}
 checks = ["check-usersized-caches"]

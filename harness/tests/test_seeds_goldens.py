@@ -47,7 +47,7 @@ def test_caif_golden_needs_the_known_defect_line(tmp_path):
         assert evaluate_log("seeds", name, log, golden, "").verdict == "FAIL"
 
 
-@pytest.mark.parametrize("suite", ["minimal", "slab"])
+@pytest.mark.parametrize("suite", ["lab", "slab"])
 def test_kernels_without_the_seeds_say_xfail_for_the_subsystems_they_lack(suite):
     golden = SUITES[suite].golden()["USERCOPY_WHITELIST_CIFS_REQUEST_TO"]
     assert golden.outcome == "xfail"

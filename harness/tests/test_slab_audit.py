@@ -315,7 +315,7 @@ def audit_suites(tmp_path, spec_text, checks='["audit-slab-caches"]'):
     spec = tmp_path / "slab-audit.toml"
     spec.write_text(spec_text)
     path = tmp_path / "suites.toml"
-    path.write_text(AUDIT_SUITE.format(golden=REPO / "expected-oops/default",
+    path.write_text(AUDIT_SUITE.format(golden=REPO / "expected-oops/lab",
                                        triggers=REPO / "lkdtm-tests/tests.txt",
                                        checks=checks, spec=spec))
     return load_suites(path)

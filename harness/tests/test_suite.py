@@ -61,7 +61,7 @@ def test_variant_golden_folder_overrides_the_default_one(tmp_path):
 def test_allocator_names_the_slab_object_of_inherited_golden_files():
     suites = load_suites(REPO / "suites.toml")
     slab, default = suites["slab"].golden(), suites["default"].golden()
-    inherited = slab["USERCOPY_SLAB_SIZE_TO"]           # expected-oops/default
+    inherited = slab["USERCOPY_SLAB_SIZE_TO"]           # expected-oops/lab
     assert inherited.path == default["USERCOPY_SLAB_SIZE_TO"].path
     assert inherited.reports[0].fields["object"] == "SLAB object"
     assert default["USERCOPY_SLAB_SIZE_TO"].reports[0].fields["object"] == "SLUB object"
@@ -119,7 +119,7 @@ def test_match_uses_the_suites_inherited_golden_files(capsys):
     assert "fallback/USERCOPY_KERNEL" in capsys.readouterr().out
     assert main(["match", "--golden", str(REPO / "expected-oops/fallback"), log]) == 1
     assert main(["match", "--golden", str(REPO / "expected-oops/fallback"),
-                 "--golden", str(REPO / "expected-oops/default"), log]) == 0
+                 "--golden", str(REPO / "expected-oops/lab"), log]) == 0
     assert main(["match", "--suite", "no-such-suite", log]) == 2
     assert "no suite no-such-suite" in capsys.readouterr().err
 

@@ -97,7 +97,7 @@ def test_module_suites_goldens_tell_an_absent_module_from_a_loaded_one(trigger):
     # A seed module absent (module/) must not pass for a loaded one
     # (module-seeds/), nor for a kernel without the subsystem (default).
     absent, loaded = SUITES["module"].golden(), SUITES["module-seeds"].golden()
-    without = SUITES["minimal"].golden()
+    without = SUITES["lab"].golden()
     for golden, suite in ((absent, "module-seeds"), (loaded, "module"), (without, "module")):
         log = CONSOLES / suite / f"{trigger}.log"
         assert evaluate_log(suite, trigger, log, golden[trigger], "").verdict == "FAIL"

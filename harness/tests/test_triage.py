@@ -69,7 +69,7 @@ def test_baseline_results_json_no_new_exit_0(tmp_path, capsys):
 
 def test_golden_names_matching_report(capsys):
     if not (GOLDEN / "default").is_dir():
-        pytest.skip("no expected-oops/default")
+        pytest.skip("no expected-oops/lab")
     rc, out, _ = cli(capsys, "--golden", GOLDEN, CONSOLE / "USERCOPY_SLAB_WHITELIST_TO.log",
                      CONSOLE / "BUG.log")
     lines = out.splitlines()
@@ -81,7 +81,7 @@ def test_golden_offset_base_uses_lkdtm_address_from_the_log(tmp_path, capsys):
     """USERCOPY_KERNEL's golden pins the offset relative to the address
     LKDTM printed; triage must check it, not skip it or always fail it."""
     if not (GOLDEN / "default").is_dir():
-        pytest.skip("no expected-oops/default")
+        pytest.skip("no expected-oops/lab")
     log = DATA / "console-series" / "default" / "USERCOPY_KERNEL.log"
     rc, out, _ = cli(capsys, "--golden", GOLDEN / "default", log)
     assert rc == 0 and "[golden: USERCOPY_KERNEL]" in out

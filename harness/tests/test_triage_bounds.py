@@ -41,7 +41,7 @@ from usercopy_lab.triage.inputs import TriageError, is_log_name
 HARNESS = Path(__file__).resolve().parents[1]
 DATA = HARNESS / "tests" / "testdata"
 CONSOLES = DATA / "console-series" / "default"
-GOLDEN = HARNESS.parent / "expected-oops" / "default"
+GOLDEN = HARNESS.parent / "expected-oops" / "lab"
 KERNEL = CONSOLES / "USERCOPY_KERNEL.log"          # its report: lines 159-209
 SIZE_TO = CONSOLES / "USERCOPY_SLAB_SIZE_TO.log"
 SIZE_FROM = CONSOLES / "USERCOPY_SLAB_SIZE_FROM.log"
@@ -243,7 +243,7 @@ def test_match_max_input_moves_the_limit_and_bounds_an_expansion(tmp_path, capsy
                       "(--max-input MIB)\n"
         rc = lab_cli.main(["match", "--golden", str(GOLDEN), "--max-input", "2", str(path)])
         out, err = capsys.readouterr()
-        assert rc == 0 and re.search(r"^default/USERCOPY_KERNEL +PASS", out, re.M), out
+        assert rc == 0 and re.search(r"^lab/USERCOPY_KERNEL +PASS", out, re.M), out
 
 
 # ------------------------------------------------------------ 4. a live pipe
