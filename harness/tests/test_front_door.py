@@ -379,3 +379,58 @@ def test_the_date_rule_sees_what_it_is_for():
     assert STOP.search("CI's clean-clone run (stop 39)")
     assert not ISO_DATE.search("docs/hunt-runs/20261206-171543-20530-findings.md")
     assert not STOP.search("Ctrl-C stops every guest")
+
+
+def _commands() -> dict[str, list[str]]:
+    """usercopy-lab's commands, each with its own subcommands (if any), as
+    its parser has them."""
+    import argparse
+
+    from usercopy_lab.cli import main
+    seen: dict[str, list[str]] = {}
+
+    def choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next((a.choices for a in parser._actions
+                     if isinstance(a, argparse._SubParsersAction)), {})
+
+    class Stop(Exception):
+        pass
+
+    def capture(self: argparse.ArgumentParser, *args: object, **kw: object) -> None:
+        for name, sub in choices(self).items():
+            seen[name] = list(choices(sub))
+        raise Stop
+
+    real = argparse.ArgumentParser.parse_known_args
+    argparse.ArgumentParser.parse_known_args = capture      # the parser, built, not run
+    try:
+        main(["run"])
+    except Stop:
+        pass
+    finally:
+        argparse.ArgumentParser.parse_known_args = real
+    return seen
+
+
+def test_running_md_lists_every_command_of_the_cli():
+    """docs/running.md's table of commands names every command and
+    subcommand usercopy-lab has, and no other."""
+    text = (REPO / "docs" / "running.md").read_text()
+    table = text[text.index("| command | what it does |"):]
+    table = table[:table.index("\n\n")]
+    named: set[tuple[str, ...]] = set()
+    for row in table.splitlines()[2:]:
+        first = row.split("|")[1]
+        command = None
+        for span in re.findall(r"`([a-z -]+)`", first):
+            words = span.split()
+            if len(words) == 2:                       # `lava write`
+                command = words[0]
+                named.add(tuple(words))
+            elif command is not None:                 # `validate` after `lava write`
+                named.add((command, words[0]))
+            else:                                     # `run`
+                named.add((words[0],))
+    want = {(command, sub) if sub else (command,)
+            for command, subs in _commands().items() for sub in (subs or [None])}
+    assert named == want, (sorted(want - named), sorted(named - want))
