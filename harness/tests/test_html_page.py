@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from usercopy_lab.model import TriggerResult, Verdict
-from usercopy_lab.output.html_page import INDEX, main, write_page
+from usercopy_lab.cli import main as cli_main
+from usercopy_lab.output.html_page import INDEX, write_page
 from usercopy_lab.output.page_check import check_page, read_page
 from usercopy_lab.output.page_diff import DiffKind, classify
 
@@ -50,9 +51,9 @@ def test_the_diff_against_the_run_before_with_the_same_suites(results):
 
 
 def test_new_failure_and_fixed_with_baseline(results, capsys):
-    assert main([str(results / MODULE_FAIL), "--baseline", MODULE_FIXED]) == 0
+    assert cli_main(["page", "run", str(results / MODULE_FAIL), "--baseline", MODULE_FIXED]) == 0
     assert read_page(results / MODULE_FAIL / INDEX).diff_rows == ["NEW_FAILURE"]
-    assert main([str(results / MODULE_FIXED), "--baseline",
+    assert cli_main(["page", "run", str(results / MODULE_FIXED), "--baseline",
                  str(results / MODULE_FAIL / "results.json")]) == 0
     assert read_page(results / MODULE_FIXED / INDEX).diff_rows == ["FIXED"]
     # the module runs' suites differ: neither is the other's automatic baseline
@@ -81,7 +82,7 @@ def test_a_trigger_page_shows_reason_report_console_and_golden(results):
 ])
 def test_bad_input_is_one_line_and_exit_2(results, tmp_path, capsys, argv, words):
     argv = [a.format(tmp=tmp_path, results=results) for a in argv]
-    assert main(argv) == 2
+    assert cli_main(["page", "run", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err and "Traceback" not in err
 
@@ -93,7 +94,7 @@ def test_bad_input_is_one_line_and_exit_2(results, tmp_path, capsys, argv, words
 ])
 def test_a_broken_results_json_is_one_line(tmp_path, capsys, entry, words):
     (tmp_path / "results.json").write_text('{"triggers": [%s]}' % entry)
-    assert main([str(tmp_path)]) == 2
+    assert cli_main(["page", "run", str(tmp_path)]) == 2
     assert words in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [tmp_path / "results.json"]      # nothing written
 

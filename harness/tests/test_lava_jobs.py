@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from usercopy_lab.cli import main as cli_main
 from usercopy_lab.lava.jobs import (LOADER, Artifacts, console_from_lava_log,
-                                           device_dictionary, job_context, job_definition, main,
+                                           device_dictionary, job_context, job_definition,
                                            suite_jobs, validate, write_jobs)
 from usercopy_lab.run.suite import load_suites
 from usercopy_lab.run.trigger_run import evaluate_log
@@ -98,12 +99,12 @@ def test_every_job_passes_lava_commons_schema_and_a_broken_one_does_not(tmp_path
 
 def test_write_and_validate_commands(tmp_path, capsys):
     pytest.importorskip("lava_common", reason="lava-common not installed (make lava)")
-    assert main(["write", "--out", str(tmp_path), "--suite", "nosplit"]) == 0
+    assert cli_main(["lava", "write", "--out", str(tmp_path), "--suite", "nosplit"]) == 0
     n = len(suite_jobs(SUITES["nosplit"]))
     assert f"{n} of {n} jobs valid" in capsys.readouterr().out
     bad = tmp_path / "nosplit" / "USERCOPY_KMALLOC_SPLIT_TO.yaml"
     bad.write_text(bad.read_text().replace("visibility: public", "visibility: everyone"))
-    assert main(["validate", *map(str, (tmp_path / "nosplit").glob("*.yaml"))]) == 1
+    assert cli_main(["lava", "validate", *map(str, (tmp_path / "nosplit").glob("*.yaml"))]) == 1
     assert "USERCOPY_KMALLOC_SPLIT_TO.yaml: invalid" in capsys.readouterr().err
 
 
