@@ -28,10 +28,10 @@ GEN_CPIO    := $(BUILD)/gen_init_cpio
 # `make kernels` builds the ones the suites of make and make test boot
 # (seeds, slab: suites.toml); OPTIONAL_VARIANTS only when asked for (make
 # kernel KERNEL=NAME, make suite-lab, suite-module, suite-nosplit-kconfig,
-# make hunt).
+# make hunt, make suite-anybus).
 ALL_VARIANTS := lab \
 	$(patsubst kernel-config/variant-%.config,%,$(wildcard kernel-config/variant-*.config))
-OPTIONAL_VARIANTS := lab module hunt nosplit kasan
+OPTIONAL_VARIANTS := lab module hunt nosplit kasan anybus
 KERNEL_VARIANTS := $(filter-out $(OPTIONAL_VARIANTS),$(ALL_VARIANTS))
 KERNEL      ?= seeds
 HELPER_SRCS := $(wildcard initramfs-src/*.c)

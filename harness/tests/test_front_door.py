@@ -434,3 +434,15 @@ def test_running_md_lists_every_command_of_the_cli():
     want = {(command, sub) if sub else (command,)
             for command, subs in _commands().items() for sub in (subs or [None])}
     assert named == want, (sorted(want - named), sorted(named - want))
+
+
+def test_make_kernels_builds_what_the_default_suites_boot():
+    """`make kernels` (what make and make test build) is exactly the kernels
+    of the suites a plain run boots; an on-demand suite's kernel (anybus,
+    module, kasan ...) is built only when asked for."""
+    from usercopy_lab.run.suite import default_names, load_suites
+    suites = load_suites(REPO / "suites.toml")
+    variants = {"lab"} | {p.stem.removeprefix("variant-")
+                          for p in (REPO / "kernel-config").glob("variant-*.config")}
+    booted = {suites[name].kernel for name in default_names(suites)} & variants
+    assert set(_variable("KERNEL_VARIANTS").split()) == booted
