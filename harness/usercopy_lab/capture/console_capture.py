@@ -27,16 +27,11 @@ from .qemu_boot import GuestSpec
 from .run_clock import SLICE, RunClock
 
 from ..model import BootMode
+from ..protocol import END_LINE, START_LINE, Phase  # noqa: F401  (the patterns, read from here)
 
 if TYPE_CHECKING:
     import pexpect
 
-READY = "USERCOPY-LAB-READY"
-WAITING = "USERCOPY-LAB-WAITING"
-START = "USERCOPY-LAB-START"
-END = "USERCOPY-LAB-END"
-END_LINE = END + r"[^\r\n]*[\r\n]"
-START_LINE = START + r"[^\r\n]*[\r\n]"
 TRAILER = "# usercopy-lab: capture ended: "
 
 
@@ -274,8 +269,9 @@ def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
     argv = spec.argv()
     with CaptureLog(log_path, argv, cap, cancel) as log:
         with Guest(argv, log.file, live, cancel) as guest:
-            steps = ((READY, boot_timeout, "boot"), (START_LINE, trigger_timeout, "trigger"),
-                     (END_LINE, trigger_timeout, "trigger"))
+            steps = ((Phase.READY, boot_timeout, "boot"),
+                     (Phase.STARTED, trigger_timeout, "trigger"),
+                     (Phase.ENDED, trigger_timeout, "trigger"))
             if log.run_steps(guest, steps):
                 cap.end = CaptureEnd.END_MARKER
                 if guest.expect(eof(), boot_timeout) is not None:
@@ -308,17 +304,17 @@ class CaptureLog:
         self.file.write(f"# usercopy-lab: {text}\n".encode())
         self.file.flush()
 
-    def run_steps(self, guest: Guest, steps: tuple[tuple[str, float, str], ...]) -> bool:
-        """Wait for each marker in turn; False (cap.end/error set) at the
-        first one that does not come."""
-        for pattern, timeout, stage in steps:
-            ended = guest.expect(pattern, timeout)
+    def run_steps(self, guest: Guest, steps: tuple[tuple[Phase, float, str], ...]) -> bool:
+        """Wait for each phase's marker in turn; False (cap.end/error set)
+        at the first one that does not come."""
+        for phase, timeout, stage in steps:
+            ended = guest.expect(phase.pattern, timeout)
             if ended is None:
-                self._saw(pattern, guest.matched())
+                self._saw(phase, guest.matched())
                 continue
             if self.cancel is not None and self.cancel.is_set():
                 ended = CaptureEnd.INTERRUPTED
-            marker = pattern.split("[", 1)[0]
+            marker = phase.marker
             self.cap.end = ended
             if ended is CaptureEnd.TIMEOUT:
                 self.cap.error = f"no {marker} within {timeout:.0f}s ({stage}){waited(guest)}"
@@ -329,13 +325,13 @@ class CaptureLog:
             return False
         return True
 
-    def _saw(self, pattern: str, text: str) -> None:
-        if pattern == READY:
+    def _saw(self, phase: Phase, text: str) -> None:
+        if phase is Phase.READY:
             self.cap.saw_ready = True
-        elif pattern == START_LINE:
+        elif phase is Phase.STARTED:
             self.cap.saw_start = True
             self.cap.start_line = text
-        elif pattern == END_LINE:
+        elif phase is Phase.ENDED:
             self.cap.saw_end = True
             self.cap.end_line = text
 
