@@ -136,3 +136,9 @@ def test_phase_patterns_match_the_markers():
         assert re.match(phase.pattern, phase.marker + " trigger=X\r\n")
     assert protocol.Phase.STARTED.pattern == protocol.START_LINE
     assert protocol.Phase.ENDED.pattern == protocol.END_LINE
+
+
+def test_phases_come_in_order():
+    Phase = protocol.Phase
+    assert Phase.ENDED.reached(Phase.STARTED) and Phase.STARTED.reached(Phase.STARTED)
+    assert not Phase.WAITING.reached(Phase.STARTED) and Phase.WAITING.reached(Phase.READY)

@@ -40,7 +40,8 @@ END_LINE = END + r"[^\r\n]*[\r\n]"
 
 
 class Phase(StrEnum):
-    """Where a guest is in the protocol: the marker it printed last."""
+    """Where a guest is in the protocol: the marker it printed last.  The
+    phases come in this order (WAITING only in snapshot mode)."""
 
     READY = "ready"
     WAITING = "waiting"
@@ -51,6 +52,11 @@ class Phase(StrEnum):
     def marker(self) -> str:
         """The marker that opens the phase: "USERCOPY-LAB-READY" etc."""
         return _MARKER_OF[self]
+
+    def reached(self, other: Phase) -> bool:
+        """Whether a guest in this phase has passed through other."""
+        order = list(Phase)
+        return order.index(self) >= order.index(other)
 
     @property
     def pattern(self) -> str:

@@ -56,9 +56,7 @@ class Capture:
     log_path: Path
     seconds: float
     mode: BootMode = BootMode.FULL
-    saw_ready: bool = False
-    saw_start: bool = False
-    saw_end: bool = False
+    phase: Phase | None = None   # the guest's phase: the last marker the capture saw
     end: CaptureEnd = CaptureEnd.HARNESS_ERROR
     qemu_exit: int | None = None
     error: str | None = None     # why the capture is incomplete, if it is
@@ -76,6 +74,14 @@ class Capture:
     kept_qemu_lost: str | None = None
     start_line: str = ""         # the START and END marker lines the capture matched
     end_line: str = ""
+
+    @property
+    def saw_start(self) -> bool:
+        return self.phase is not None and self.phase.reached(Phase.STARTED)
+
+    @property
+    def saw_end(self) -> bool:
+        return self.phase is Phase.ENDED
 
     def answers(self, name: str) -> bool:
         """Whether the START and END lines the capture waited for name the
@@ -326,13 +332,10 @@ class CaptureLog:
         return True
 
     def _saw(self, phase: Phase, text: str) -> None:
-        if phase is Phase.READY:
-            self.cap.saw_ready = True
-        elif phase is Phase.STARTED:
-            self.cap.saw_start = True
+        self.cap.phase = phase
+        if phase is Phase.STARTED:
             self.cap.start_line = text
         elif phase is Phase.ENDED:
-            self.cap.saw_end = True
             self.cap.end_line = text
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None,

@@ -169,7 +169,8 @@ def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
     console of a full boot.  restore_failed is set when the restored guest
     never reached START: the caller may then boot the trigger in full.
     """
-    cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.SNAPSHOT, saw_ready=True)
+    cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.SNAPSHOT,
+                  phase=Phase.WAITING)       # where the snapshot holds the guest
     machine = spec.machine
     kept = slot.take(machine, restore) if slot is not None else None
     qemu = kept or ResidentQemu(machine, restore, cancel)
