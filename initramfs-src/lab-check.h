@@ -3,7 +3,7 @@
  * lab-check.h: shared by the in-guest check programs of initramfs-src/.
  *
  * Every check prints one "usercopy-lab-check: PASS:|FAIL: ..." line
- * (harness/usercopy_lab/reports/console_markers.py reads them); the
+ * (harness/usercopy_lab/protocol.py defines the prefix); the
  * program's exit status is check_status(): 0 when every check passed, 1
  * when any failed.
  */

@@ -1,17 +1,19 @@
 """The lab's data model: what every stage after capture speaks.
 
 Enums for the closed vocabularies (a trigger's verdict, a report's kind, a
-usercopy's direction, LKDTM's outcome, how a guest booted) and the two
-records the pipeline passes on: a kernel Report (reports/ builds them) and
-a TriggerResult (run/ builds them, judge/ and output/ read them).  The
-enums are StrEnums: a member is its string ("PASS" == Verdict.PASS), so
-JSON, goldens and results read and write the same text as before.
+usercopy's direction, how a trigger ended, how a guest booted, a harness
+fault), with predicates for the questions the pipeline asks of them, and
+the two records the pipeline passes on: a kernel Report (reports/ builds
+them) and a TriggerResult (run/ builds them, judge/ and output/ read them).
+The enums are StrEnums: a member is its string ("PASS" == Verdict.PASS), so
+JSON, goldens and results read and write the same text as before; the
+records turn a word given for a member (JSON read back) into the member.
 This module imports nothing of the lab's.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum, StrEnum
+from enum import StrEnum
 from typing import Any
 
 
@@ -55,6 +57,12 @@ class ReportKind(_Word):
     LEAK = "leak"
     OTHER = "other"
 
+    @property
+    def is_usercopy(self) -> bool:
+        """A usercopy report (mm/usercopy.c), of any generation: it has a
+        direction, an object, an offset and a size."""
+        return self in USERCOPY_KINDS
+
 
 KINDS = tuple(k.value for k in ReportKind)
 USERCOPY_KINDS = (ReportKind.USERCOPY_WARN, ReportKind.USERCOPY_ABORT, ReportKind.USERCOPY_LEGACY)
@@ -71,25 +79,49 @@ DIRECTIONS = tuple(d.value for d in Direction)
 
 
 class Outcome(_Word):
-    """What a golden file expects the LKDTM trigger's process to do."""
+    """How a trigger ended: what init's END marker says of it, and what a
+    golden file expects (XFAIL only in a golden file)."""
 
-    KILLED = "killed"
-    RETURNED = "returned"
-    XFAIL = "xfail"
-    UNKNOWN_TRIGGER = "unknown-trigger"
+    KILLED = "killed"                    # the trigger's process was killed (signal=N)
+    RETURNED = "returned"                # it exited (status=N)
+    XFAIL = "xfail"                      # golden only: LKDTM is expected to say XFAIL
+    UNKNOWN_TRIGGER = "unknown-trigger"  # LKDTM has no such trigger
+    NO_LKDTM = "no-lkdtm"                # the guest has no LKDTM at all
+
+    @property
+    def ran_trigger(self) -> bool:
+        """The trigger's process ran to an end of its own (killed or returned),
+        so what the kernel printed meanwhile is the trigger's doing."""
+        return self in (Outcome.KILLED, Outcome.RETURNED)
 
 
-OUTCOMES = tuple(o.value for o in Outcome)
+# The outcomes a golden file may expect: not NO_LKDTM, a guest's fault.
+OUTCOMES = tuple(o.value for o in Outcome if o is not Outcome.NO_LKDTM)
 
 
-class BootMode(str, Enum):
+class BootMode(_Word):
     """How a trigger's guest booted: restored from a snapshot, or a full boot."""
 
     SNAPSHOT = "snapshot"
     FULL = "full"
 
 
-def usercopy_line(kind: str, direction: object, obj: object, cache: object,
+class Fault(_Word):
+    """A harness fault: why a guest gave no verdict (judge/faults.py names it
+    from the console; results.json's "fault")."""
+
+    GUEST_HANG = "guest-hang"                # QEMU alive, marker not seen in time
+    QEMU_EXITED_EARLY = "qemu-exited-early"  # QEMU ended before END, no panic, no cut report
+    CONSOLE_CUT = "console-cut"              # the console ended inside a report
+    PANIC_BEFORE_INIT = "panic-before-init"  # kernel panic, init never ran
+    KERNEL_PANIC = "kernel-panic"            # kernel panic after init ran
+    CONSOLE_GARBAGE = "console-garbage"      # the console is not text
+    INTERRUPTED = "interrupted"              # the run was cancelled (Ctrl-C)
+    HARNESS_ERROR = "harness-error"          # the harness could not drive QEMU
+    WRONG_TRIGGER = "wrong-trigger"          # the console answers another request
+
+
+def usercopy_line(kind: object, direction: object, obj: object, cache: object,
                   offset: object, size: object) -> str:
     """One-line form of a usercopy report, seen or expected:
     "usercopy_abort exposure SLUB object 'dentry' off 55 size 33"."""
@@ -117,9 +149,9 @@ class Report:
 
     file: str
     line: int
-    kind: str
+    kind: ReportKind
     end_line: int = 0
-    direction: str | None = None      # "exposure" | "overwrite" | None
+    direction: Direction | None = None
     direction_source: str | None = None  # "printed": a line of the report says it
                                       # (the usercopy message, whole or cut);
                                       # "inferred": no line says it, the copy
@@ -156,6 +188,12 @@ class Report:
                                       # (console_scan; the title may be short)
     lines: list[str] = field(default_factory=list)  # normalized report text
 
+    def __post_init__(self) -> None:
+        # words (JSON read back, a test's literal) become members
+        object.__setattr__(self, "kind", ReportKind(self.kind))
+        if self.direction is not None:
+            object.__setattr__(self, "direction", Direction(self.direction))
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("lines")
@@ -177,13 +215,20 @@ class TriggerResult:
     diffs: list[str] = field(default_factory=list)
     expected_text_seen: bool | None = None
     reports: list[Report] = field(default_factory=list)
-    fault: str | None = None        # judge/faults.Fault value of an ERROR
-    boot: str = BootMode.FULL.value
+    fault: Fault | None = None      # why an ERROR gave no verdict
+    boot: BootMode = BootMode.FULL
     fallback: str | None = None     # why a snapshot-mode trigger booted in full
     reused_qemu: bool = False       # restored in the QEMU of the worker's last trigger
     # why the trigger was restored a second time, in a new QEMU: the QEMU its
     # worker kept ended before END (restore.py); the verdict is the new one's
     qemu_retry: str | None = None
+
+    def __post_init__(self) -> None:
+        # words (results.json read back, a test's literal) become members
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
+        object.__setattr__(self, "boot", BootMode(self.boot))
+        if self.fault is not None:
+            object.__setattr__(self, "fault", Fault(self.fault))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -27,16 +27,11 @@ from .qemu_boot import GuestSpec
 from .run_clock import SLICE, RunClock
 
 from ..model import BootMode
+from ..protocol import END_LINE, START_LINE, Phase  # noqa: F401  (the patterns, read from here)
 
 if TYPE_CHECKING:
     import pexpect
 
-READY = "USERCOPY-LAB-READY"
-WAITING = "USERCOPY-LAB-WAITING"
-START = "USERCOPY-LAB-START"
-END = "USERCOPY-LAB-END"
-END_LINE = END + r"[^\r\n]*[\r\n]"
-START_LINE = START + r"[^\r\n]*[\r\n]"
 TRAILER = "# usercopy-lab: capture ended: "
 
 
@@ -61,9 +56,7 @@ class Capture:
     log_path: Path
     seconds: float
     mode: BootMode = BootMode.FULL
-    saw_ready: bool = False
-    saw_start: bool = False
-    saw_end: bool = False
+    phase: Phase | None = None   # the guest's phase: the last marker the capture saw
     end: CaptureEnd = CaptureEnd.HARNESS_ERROR
     qemu_exit: int | None = None
     error: str | None = None     # why the capture is incomplete, if it is
@@ -81,6 +74,14 @@ class Capture:
     kept_qemu_lost: str | None = None
     start_line: str = ""         # the START and END marker lines the capture matched
     end_line: str = ""
+
+    @property
+    def saw_start(self) -> bool:
+        return self.phase is not None and self.phase.reached(Phase.STARTED)
+
+    @property
+    def saw_end(self) -> bool:
+        return self.phase is Phase.ENDED
 
     def answers(self, name: str) -> bool:
         """Whether the START and END lines the capture waited for name the
@@ -274,8 +275,9 @@ def capture_guest(spec: GuestSpec, log_path: Path, boot_timeout: float,
     argv = spec.argv()
     with CaptureLog(log_path, argv, cap, cancel) as log:
         with Guest(argv, log.file, live, cancel) as guest:
-            steps = ((READY, boot_timeout, "boot"), (START_LINE, trigger_timeout, "trigger"),
-                     (END_LINE, trigger_timeout, "trigger"))
+            steps = ((Phase.READY, boot_timeout, "boot"),
+                     (Phase.STARTED, trigger_timeout, "trigger"),
+                     (Phase.ENDED, trigger_timeout, "trigger"))
             if log.run_steps(guest, steps):
                 cap.end = CaptureEnd.END_MARKER
                 if guest.expect(eof(), boot_timeout) is not None:
@@ -308,17 +310,17 @@ class CaptureLog:
         self.file.write(f"# usercopy-lab: {text}\n".encode())
         self.file.flush()
 
-    def run_steps(self, guest: Guest, steps: tuple[tuple[str, float, str], ...]) -> bool:
-        """Wait for each marker in turn; False (cap.end/error set) at the
-        first one that does not come."""
-        for pattern, timeout, stage in steps:
-            ended = guest.expect(pattern, timeout)
+    def run_steps(self, guest: Guest, steps: tuple[tuple[Phase, float, str], ...]) -> bool:
+        """Wait for each phase's marker in turn; False (cap.end/error set)
+        at the first one that does not come."""
+        for phase, timeout, stage in steps:
+            ended = guest.expect(phase.pattern, timeout)
             if ended is None:
-                self._saw(pattern, guest.matched())
+                self._saw(phase, guest.matched())
                 continue
             if self.cancel is not None and self.cancel.is_set():
                 ended = CaptureEnd.INTERRUPTED
-            marker = pattern.split("[", 1)[0]
+            marker = phase.marker
             self.cap.end = ended
             if ended is CaptureEnd.TIMEOUT:
                 self.cap.error = f"no {marker} within {timeout:.0f}s ({stage}){waited(guest)}"
@@ -329,14 +331,11 @@ class CaptureLog:
             return False
         return True
 
-    def _saw(self, pattern: str, text: str) -> None:
-        if pattern == READY:
-            self.cap.saw_ready = True
-        elif pattern == START_LINE:
-            self.cap.saw_start = True
+    def _saw(self, phase: Phase, text: str) -> None:
+        self.cap.phase = phase
+        if phase is Phase.STARTED:
             self.cap.start_line = text
-        elif pattern == END_LINE:
-            self.cap.saw_end = True
+        elif phase is Phase.ENDED:
             self.cap.end_line = text
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None,

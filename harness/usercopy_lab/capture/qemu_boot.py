@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..protocol import READY
+
 QEMU_IMG = "qemu-img"
 
 
@@ -225,7 +227,7 @@ def choose_accel(requested: str, kernel: Path, initramfs: Path,
     try:
         proc = subprocess.run(spec.argv(), capture_output=True,
                               timeout=probe_timeout, check=False)
-        ok = b"USERCOPY-LAB-READY" in proc.stdout
+        ok = READY.encode() in proc.stdout
         reason = "KVM probe booted" if ok else \
             f"KVM probe exited {proc.returncode} without the init marker"
     except subprocess.TimeoutExpired:

@@ -28,7 +28,8 @@ from typing import IO
 
 from ..inputs import shown
 from ..model import BootMode
-from .console_capture import END_LINE, START_LINE, Cancel, Capture, CaptureEnd, CaptureLog, Guest
+from ..protocol import Phase
+from .console_capture import Cancel, Capture, CaptureEnd, CaptureLog, Guest
 from .qemu_boot import GuestSpec, Machine
 from .qmp import SOCKET_NAME, QmpClient, QmpError, socket_dir
 
@@ -168,7 +169,8 @@ def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
     console of a full boot.  restore_failed is set when the restored guest
     never reached START: the caller may then boot the trigger in full.
     """
-    cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.SNAPSHOT, saw_ready=True)
+    cap = Capture(log_path=log_path, seconds=0.0, mode=BootMode.SNAPSHOT,
+                  phase=Phase.WAITING)       # where the snapshot holds the guest
     machine = spec.machine
     kept = slot.take(machine, restore) if slot is not None else None
     qemu = kept or ResidentQemu(machine, restore, cancel)
@@ -201,8 +203,8 @@ def restore_guest(spec: GuestSpec, restore: Restore, log_path: Path,
                          f"QEMU; {request}")
                 guest = qemu.start(log.file, live)
             guest.send_line(spec.request())
-            steps = ((START_LINE, restore_timeout, "restore"),
-                     (END_LINE, trigger_timeout, "trigger"))
+            steps = ((Phase.STARTED, restore_timeout, "restore"),
+                     (Phase.ENDED, trigger_timeout, "trigger"))
             if log.run_steps(guest, steps):
                 cap.end = CaptureEnd.END_MARKER
                 if cap.answers(spec.name):

@@ -1,7 +1,7 @@
 """Snapshots of a guest at init's ready point, made once per machine.
 
 make_snapshot() boots a Machine with lab.wait=console: init prints
-USERCOPY-LAB-WAITING and waits for a request line on the console.  Then the
+the protocol's WAITING marker and waits for a request line on the console.  Then the
 machine is saved over QMP (HMP `savevm ready`) into a qcow2 image attached
 as a drive no guest device sees.  Every trigger afterwards is restored from
 it (restore.py: -loadvm in a new QEMU, or loadvm over QMP in the QEMU its
@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .console_capture import WAITING, Cancel, CaptureEnd, Guest, eof
+from ..protocol import WAITING, Phase
+from .console_capture import Cancel, CaptureEnd, Guest, eof
 from .qemu_boot import QEMU_IMG, Machine
 from .qmp import SOCKET_NAME, QmpClient, QmpError, socket_dir
 from .restore import Restore
@@ -112,7 +113,7 @@ def make_snapshot(machine: Machine, directory: Path, boot_timeout: float,
             log.flush()
             try:
                 with Guest(argv, log, False, cancel) as guest:
-                    ended = guest.expect(WAITING + r"[^\r\n]*[\r\n]", boot_timeout)
+                    ended = guest.expect(Phase.WAITING.pattern, boot_timeout)
                     if ended is CaptureEnd.TIMEOUT:
                         raise SnapshotError(f"no {WAITING} within {boot_timeout:.0f}s "
                                             f"(console: {log_path})")

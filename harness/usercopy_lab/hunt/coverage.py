@@ -34,6 +34,7 @@ from typing import Any
 
 from ..audit.dwarf_layout import DwarfError, Layouts
 from ..audit.slab_audit import SlabTable
+from ..model import Direction
 
 PROBE_CACHE = "hunt-probe.json"
 COMPILED_OFFSETS = "probe-offsets.txt"     # scripts/probe-offsets.sh
@@ -41,7 +42,7 @@ COMPILED_OFFSETS = "probe-offsets.txt"     # scripts/probe-offsets.sh
 # mm/slab.h's, struct kmem_cache is include/linux/slub_def.h's; mm/slub.c
 # (which defines __check_heap_object) is compiled with both.
 PROBE_SOURCE = "mm/slub.c"
-DIRECTIONS = ("exposure", "overwrite")      # to_user 1, 0: the reports' words
+DIRECTIONS = (Direction.EXPOSURE, Direction.OVERWRITE)   # the probe's to_user 1, 0
 
 COV_PREFIX = "usercopy-lab-hunt: cov: "
 _ENTRY = re.compile(r"\{ (?P<keys>.*) \} hitcount:\s*(?P<hits>\d+)(?P<vals>.*)$")

@@ -34,8 +34,6 @@ from typing import Any
 from ..audit.slab_audit import SlabTable
 from ..model import Report
 
-USERCOPY_KINDS = ("usercopy_warn", "usercopy_abort", "usercopy_legacy")
-
 
 class Class(str, Enum):
     MISSING = "missing whitelist"
@@ -206,7 +204,7 @@ class Findings:
     def add_report(self, rep: Report, table: SlabTable | None, guest: str,
                    workload: str, seed: int) -> None:
         occ = Occurrence(guest, rep.file, rep.line, workload, seed, rep.kind)
-        if rep.kind not in USERCOPY_KINDS or rep.direction is None:
+        if not rep.kind.is_usercopy or rep.direction is None:
             other = self.others.setdefault(rep.signature or rep.title,
                                            OtherOops(rep.signature, rep.title or rep.kind,
                                                      rep.kind))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..model import Direction, ReportKind
 from ..triage import command as triage
 from .console import GuestConsole, read_guest
 from .coverage import Coverage, ReachNote
@@ -15,7 +16,7 @@ from .findings import Class, Findings, Occurrence, load_rules
 from .plan import FOREIGN
 
 
-CALIBRATION = {"cache": "lkdtm-usercopy", "direction": "exposure"}
+CALIBRATION = {"cache": "lkdtm-usercopy", "direction": Direction.EXPOSURE}
 
 
 # ------------------------------------------------------------------ harvest
@@ -88,7 +89,7 @@ def _calibration(c: GuestConsole) -> dict[str, Any]:
     """The known answer: the WARNING of lkdtm-usercopy's exposure harvested,
     and the probe's count of that cache's exposures (the good copy and the
     bad one: at least 2)."""
-    warned = [r for r in c.reports if r.kind == "usercopy_warn"
+    warned = [r for r in c.reports if r.kind is ReportKind.USERCOPY_WARN
               and r.cache == CALIBRATION["cache"] and r.direction == CALIBRATION["direction"]]
     hits = None
     if c.histogram is not None:

@@ -26,13 +26,13 @@ from typing import BinaryIO
 
 from ..capture.console_capture import TRAILER
 from ..model import Report
-from ..reports import (CHECK_PREFIX, CHUNK, ConsoleMarkers, ScanStats, begins_record,
+from ..protocol import CHECK_PREFIX, PREFIX, START
+from ..reports import (CHUNK, ConsoleMarkers, ScanStats, begins_record,
                        candidate_lines, cut_by_record, iter_stream, open_log, read_numbered)
 from .faults import FACT_KEYS, ConsoleFacts, bad_characters
 from .selftests import grep_eqi
 
 KEPT_LINES_LIMIT = 16 << 20        # characters of lines kept for the audit
-START_MARK = "USERCOPY-LAB-START"
 
 
 @dataclass
@@ -45,7 +45,7 @@ class ConsoleScan:
 
 # Lines pass 1 looks at (at C speed, as triage skips trigger-free text):
 # markers, check and LKDTM lines, the harness's lines, a panic, READY.
-_KEYS = tuple(k.encode() for k in ("USERCOPY-LAB-", CHECK_PREFIX, "lkdtm: ") + FACT_KEYS)
+_KEYS = tuple(k.encode() for k in (PREFIX, CHECK_PREFIX, "lkdtm: ") + FACT_KEYS)
 
 
 class _Counted:
@@ -173,14 +173,14 @@ def grep_after_start(pattern: str, path: Path) -> bool:
         while not started:
             chunk = f.read(CHUNK)
             text = tail + decoder.decode(chunk, final=not chunk)
-            pos = text.find(START_MARK)
+            pos = text.find(START)
             if pos >= 0:
                 started = True
                 first = text[pos:]
             elif not chunk:
                 return grep_eqi(pattern, "")
             else:
-                tail = text[-(len(START_MARK) - 1):]
+                tail = text[-(len(START) - 1):]
         proc = subprocess.Popen(["grep", "-E", "-qi", "-e", pattern], stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         assert proc.stdin is not None

@@ -9,39 +9,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
 
-from ..model import Report
+from ..capture.console_capture import TRAILER, CaptureEnd
+from ..model import Fault, Report
+from ..protocol import PREFIX, READY
 from ..reports import ConsoleMarkers
 
-_TRAILER_RE = re.compile(r"^# usercopy-lab: capture ended: ([\w-]+)", re.M)
+_TRAILER_LINE = re.compile(re.escape(TRAILER) + r"([\w-]+)")
+_TRAILER_RE = re.compile("^" + _TRAILER_LINE.pattern, re.M)
 # Logs written before the trailer line existed said only this on a timeout.
-_OLD_TIMEOUT_RE = re.compile(r"^# usercopy-lab: no USERCOPY-LAB-\w+ within", re.M)
+_OLD_TIMEOUT_LINE = re.compile(r"# usercopy-lab: no " + re.escape(PREFIX) + r"\w+ within")
+_OLD_TIMEOUT_RE = re.compile("^" + _OLD_TIMEOUT_LINE.pattern, re.M)
 _PANIC = "Kernel panic - not syncing"
-_TRAILER_LINE = re.compile(r"# usercopy-lab: capture ended: ([\w-]+)")
-_OLD_TIMEOUT_LINE = re.compile(r"# usercopy-lab: no USERCOPY-LAB-\w+ within")
-_READY_LINE = re.compile(r"USERCOPY-LAB-READY\s*$")
+_READY_LINE = re.compile(re.escape(READY) + r"\s*$")
 HARNESS_PREFIXES = ("# qemu: ", "# usercopy-lab: ")
 # what the lines ConsoleFacts.note() must see hold
-FACT_KEYS = HARNESS_PREFIXES + (_PANIC, "USERCOPY-LAB-READY")
+FACT_KEYS = HARNESS_PREFIXES + (_PANIC, READY)
 # Bytes a serial console of a booting kernel does not carry: C0 controls
 # other than tab, newline, carriage return, bell, backspace and ESC (SeaBIOS
 # and busybox print escape sequences), and undecodable bytes (U+FFFD).
 _BAD_RE = re.compile("[\x00-\x06\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 GARBAGE_MIN_BAD = 32
 GARBAGE_FRACTION = 0.05
-
-
-class Fault(str, Enum):
-    GUEST_HANG = "guest-hang"                # QEMU alive, marker not seen in time
-    QEMU_EXITED_EARLY = "qemu-exited-early"  # QEMU ended before END, no panic, no cut report
-    CONSOLE_CUT = "console-cut"              # the console ended inside a report
-    PANIC_BEFORE_INIT = "panic-before-init"  # kernel panic, init never ran
-    KERNEL_PANIC = "kernel-panic"            # kernel panic after init ran
-    CONSOLE_GARBAGE = "console-garbage"      # the console is not text
-    INTERRUPTED = "interrupted"              # the run was cancelled (Ctrl-C)
-    HARNESS_ERROR = "harness-error"          # the harness could not drive QEMU
-    WRONG_TRIGGER = "wrong-trigger"          # the console answers another request
 
 
 def bad_characters(text: str) -> int:
@@ -124,16 +113,16 @@ def classify(text: str | ConsoleFacts, markers: ConsoleMarkers,
         return None
     facts = ConsoleFacts.of_text(text) if isinstance(text, str) else text
     end = facts.capture_end
-    if end == "interrupted":
+    if end == CaptureEnd.INTERRUPTED:
         return Fault.INTERRUPTED
-    if end == "harness-error":
+    if end == CaptureEnd.HARNESS_ERROR:
         return Fault.HARNESS_ERROR
     if facts.garbage:
         return Fault.CONSOLE_GARBAGE
     panicked = facts.panicked
     if panicked and not facts.ready:
         return Fault.PANIC_BEFORE_INIT
-    if end == "timeout":
+    if end == CaptureEnd.TIMEOUT:
         return Fault.GUEST_HANG
     if reports and reports[-1].truncated:
         return Fault.CONSOLE_CUT

@@ -4,7 +4,7 @@ A golden file is "key: value" lines; lines starting with '#'
 are comments.  File-level keys:
 
   trigger:      NAME (must equal the file name)
-  outcome:      killed | returned | xfail | unknown-trigger
+  outcome:      killed | returned | xfail | unknown-trigger (OUTCOMES)
   lkdtm-before: text     LKDTM line that must appear, in this order, before
                           the first report (repeatable)
   lkdtm-expect: text     LKDTM line that must appear somewhere (repeatable)
@@ -35,7 +35,8 @@ from pathlib import Path
 
 from ..inputs import (GOLDEN_FILES_MAX, GOLDEN_LIMIT, TRIGGER, InputError, list_files, read_text,
                       shown)
-from ..model import DIRECTIONS, KINDS, OUTCOMES, Outcome, Report, usercopy_line
+from ..model import (DIRECTIONS, KINDS, OUTCOMES, Direction, Outcome, Report, ReportKind,
+                     usercopy_line)
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,25 @@ class GoldenError(InputError):
 
 @dataclass
 class ExpectedReport:
-    kind: str
+    """One "report:" block of a golden file: its kind, its keys' values
+    as written, and the frames it names."""
+
+    kind: ReportKind
     fields: dict[str, str] = field(default_factory=dict)
     frames: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.kind = ReportKind(self.kind)
+
+    @property
+    def direction(self) -> Direction | None:
+        """The block's direction key, if it has one."""
+        value = self.fields.get("direction")
+        return Direction(value) if value is not None else None
+
     def one_line(self) -> str:
         f = self.fields
-        if self.kind.startswith("usercopy"):
+        if self.kind.is_usercopy:
             return usercopy_line(self.kind, f.get("direction", "?"), f.get("object", "?"),
                                  f.get("cache"), f.get("offset", f.get("offset-base", "?")),
                                  f.get("size", "?"))
@@ -78,7 +91,7 @@ class ExpectedReport:
 class Golden:
     path: Path
     trigger: str
-    outcome: str
+    outcome: Outcome
     reports: list[ExpectedReport] = field(default_factory=list)
     lkdtm_before: list[str] = field(default_factory=list)
     lkdtm_expect: list[str] = field(default_factory=list)
@@ -88,6 +101,9 @@ class Golden:
     # hold them: tolerated after the last expected report, never instead of
     # one.  Set by the suite (suites.toml follow_on), not by golden files.
     follow_on: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.outcome = Outcome(self.outcome)
 
     def one_line(self) -> str:
         if not self.reports:
@@ -101,7 +117,7 @@ def load(path: Path) -> Golden:
         raise GoldenError(f"{shown(path, None)}: a golden file is named TRIGGER.txt: "
                           f"{problem}")
     trigger = ""
-    outcome = ""
+    outcome: Outcome | None = None
     reports: list[ExpectedReport] = []
     before: list[str] = []
     expect: list[str] = []
@@ -146,14 +162,14 @@ def load(path: Path) -> Golden:
             elif value not in KINDS:
                 raise GoldenError(f"{where}: report kind must be 'none' or one of {', '.join(KINDS)}")
             else:
-                reports.append(ExpectedReport(kind=value))
+                reports.append(ExpectedReport(kind=ReportKind(value)))
         elif key == "frames":
             reports[-1].frames.extend(value.split())
         else:
             reports[-1].fields[key] = _report_value(where, key, value, reports[-1])
     if trigger != path.stem:
         raise GoldenError(f"{file}: 'trigger: {shown(trigger)}' does not match the file name")
-    if not outcome:
+    if outcome is None:
         raise GoldenError(f"{file}: no 'outcome:' line")
     if saw_none == bool(reports):
         raise GoldenError(f"{file}: needs either 'report: none' or report blocks, not both")

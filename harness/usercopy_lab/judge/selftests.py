@@ -27,9 +27,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model import TriggerResult
+from ..model import Fault, Outcome, TriggerResult
+from ..protocol import START
 from ..reports import program_lines, read_markers
-from .faults import Fault
 from .golden import Golden
 from .verdict import ERROR, FAIL, PASS, SKIP, Asked, bound_to
 
@@ -64,7 +64,7 @@ def grep_eqi(pattern: str, text: str) -> bool:
 
 def lines_after_start(console: str) -> str:
     """The console from the START marker on: what the test added."""
-    pos = console.find("USERCOPY-LAB-START")
+    pos = console.find(START)
     return console[pos:] if pos >= 0 else ""
 
 
@@ -103,7 +103,7 @@ def evaluate_selftest_log(suite: str, trigger: str, log_path: Path, golden: Gold
         return TriggerResult(suite, trigger, verdict,
                              f"{fault.value}: {summary}" if fault else summary, seconds,
                              str(log_path), golden_path, diffs or [],
-                             fault=fault.value if fault else None)
+                             fault=fault)
 
     if markers.started is None:
         return result(ERROR, capture_error or "guest never reached run.sh")
@@ -111,7 +111,7 @@ def evaluate_selftest_log(suite: str, trigger: str, log_path: Path, golden: Gold
         return result(ERROR, problem, fault=Fault.WRONG_TRIGGER)
     if markers.ended is None:
         return result(ERROR, f"{capture_error or 'no end marker'}; run.sh: {said}")
-    if markers.outcome != "returned":
+    if markers.outcome is not Outcome.RETURNED:
         return result(ERROR, f"run.sh did not return ({markers.outcome} "
                              f"signal={markers.signal}); {said}")
     if markers.status == 0:

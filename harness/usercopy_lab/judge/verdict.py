@@ -6,10 +6,9 @@ from enum import Enum
 from pathlib import Path
 
 from ..inputs import shown
-from ..model import Report, Verdict, usercopy_line
+from ..model import Fault, Outcome, Report, Verdict, usercopy_line
 from ..reports import ConsoleMarkers
 from ..audit.dwarf_layout import DwarfError
-from .faults import Fault
 from .golden import Golden, match_expected
 from ..audit.slab_audit import audit_console
 from ..audit.whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
@@ -38,7 +37,7 @@ class Asked(str, Enum):
 
 def bound_to(requested: str, markers: ConsoleMarkers, asked: Asked) -> str | None:
     """None if the console answers the request for `requested`, else one
-    line naming both: every USERCOPY-LAB-START and -END marker must name
+    line naming both: every START and END marker of the protocol must name
     it, once each, and LKDTM's "Performing direct entry NAME" lines must
     name it too, as often as `asked` says.
 
@@ -59,8 +58,9 @@ def bound_to(requested: str, markers: ConsoleMarkers, asked: Asked) -> str | Non
                 f"{', '.join(shown(n) for n in dict.fromkeys(fired))}")
     count = len(markers.direct)
     ended = markers.ended is not None
-    must_fire = (asked is Asked.TRIGGER and ended and markers.outcome in ("killed", "returned")) \
-        or (asked is Asked.SELFTEST and ended and markers.outcome == "returned"
+    must_fire = (asked is Asked.TRIGGER and ended and markers.outcome is not None
+                 and markers.outcome.ran_trigger) \
+        or (asked is Asked.SELFTEST and ended and markers.outcome is Outcome.RETURNED
             and markers.status in (0, 1))   # run.sh's exit after its write to DIRECT
     if count > 1 or (must_fire and count == 0):
         return (f"asked for {name}, LKDTM said 'Performing direct entry {name}' "
@@ -73,7 +73,7 @@ def seen_summary(reports: list[Report], markers: ConsoleMarkers) -> str:
         return f"no report, {markers.outcome or 'no end marker'}"
     parts = []
     for r in reports:
-        if r.kind.startswith("usercopy"):
+        if r.kind.is_usercopy:
             parts.append(usercopy_line(r.kind, r.direction, r.object, r.cache,
                                        r.offset, r.size))
         else:
@@ -88,12 +88,12 @@ def decide(trigger: str, capture_error: str | None, markers: ConsoleMarkers,
         return Decision(ERROR, capture_error or "guest never reached the trigger")
     if problem := bound_to(trigger, markers, Asked.TRIGGER):
         return Decision(ERROR, problem, fault=Fault.WRONG_TRIGGER)
-    if markers.outcome == "unknown-trigger":
-        if golden is None or golden.outcome == "unknown-trigger":
+    if markers.outcome is Outcome.UNKNOWN_TRIGGER:
+        if golden is None or golden.outcome is Outcome.UNKNOWN_TRIGGER:
             return Decision(SKIP, f"{trigger} is not listed by provoke-crash/DIRECT")
         return Decision(FAIL, f"{trigger} is not listed by provoke-crash/DIRECT",
                        [f"outcome: expected {golden.outcome}, saw unknown-trigger"])
-    if markers.outcome == "no-lkdtm":
+    if markers.outcome is Outcome.NO_LKDTM:
         return Decision(ERROR, "the guest kernel has no LKDTM debugfs interface")
     if markers.ended is None:
         return Decision(ERROR, f"{capture_error or 'no end marker'}; saw: {summary}")
@@ -102,9 +102,9 @@ def decide(trigger: str, capture_error: str | None, markers: ConsoleMarkers,
 
     diffs = _compare(golden, markers, reports)
     if markers.lkdtm_xfail:
-        if golden.outcome == "xfail" and not diffs:
+        if golden.outcome is Outcome.XFAIL and not diffs:
             return Decision(XFAIL, markers.lkdtm_xfail[0])
-        if golden.outcome != "xfail":
+        if golden.outcome is not Outcome.XFAIL:
             diffs.insert(0, f"outcome: expected {golden.outcome}, saw LKDTM "
                             f"{markers.lkdtm_xfail[0]!r}")
     return Decision(FAIL if diffs else PASS, summary, diffs)
@@ -113,7 +113,7 @@ def decide(trigger: str, capture_error: str | None, markers: ConsoleMarkers,
 def _compare(golden: Golden, markers: ConsoleMarkers,
              reports: list[Report]) -> list[str]:
     diffs: list[str] = []
-    outcome = "xfail" if markers.lkdtm_xfail else markers.outcome
+    outcome = Outcome.XFAIL if markers.lkdtm_xfail else markers.outcome
     if outcome != golden.outcome:
         detail = f" (signal {markers.signal})" if markers.signal else \
             f" (status {markers.status})" if markers.status is not None else ""
@@ -185,7 +185,7 @@ def _compare_lkdtm(golden: Golden, markers: ConsoleMarkers,
 
 def _cross_check(markers: ConsoleMarkers, reports: list[Report]) -> list[str]:
     """The oops must describe the copy the trigger announced it would make."""
-    usercopy = [r for r in reports if r.kind.startswith("usercopy")]
+    usercopy = [r for r in reports if r.kind.is_usercopy]
     if not usercopy:
         return []
     r = usercopy[0]
@@ -224,14 +224,14 @@ def decide_check(name: str, capture_error: str | None, markers: ConsoleMarkers,
     diffs = [f"check: {c}" for c in failed]
     if golden is None:
         diffs += [f"report: unexpected {r.title or r.kind} (line {r.line})" for r in reports]
-        if markers.outcome != "returned" or markers.status != 0:
+        if markers.outcome is not Outcome.RETURNED or markers.status != 0:
             diffs.append(f"outcome: expected returned status=0, saw {markers.outcome} "
                          f"signal={markers.signal} status={markers.status}")
     else:
         diffs += _compare(golden, markers, reports)   # outcome, reports, lkdtm lines
-        if golden.outcome == "returned" and markers.status not in (None, 0):
+        if golden.outcome is Outcome.RETURNED and markers.status not in (None, 0):
             diffs.append(f"status: expected 0, saw {markers.status}")
-    if (golden is None or golden.outcome == "returned") and not passed:
+    if (golden is None or golden.outcome is Outcome.RETURNED) and not passed:
         diffs.append("check: no PASS line printed")
     summary = f"{len(passed)} checks passed, {len(failed)} failed"
     if golden is not None:

@@ -71,7 +71,8 @@ from typing import Any, Mapping
 
 from ..judge.golden import ExpectedReport, Golden
 from ..judge.selftests import grep_eqi
-from ..reports import CHECK_PREFIX
+from ..model import Outcome
+from ..protocol import CHECK_PREFIX, NOTE, end_line, start_line
 from .patterns import (BOL, DIRECT, END, NEVER, NL, OPENER, REBOOTED, REST, RIP_ANY,
                        SITE_ANY, START, TRACE_OVER, USERCOPY_HEADER, absent, ahead, end_marker,
                        ere_to_python, frames_block, header_line, lkdtm_line, none_before,
@@ -142,7 +143,7 @@ class _Builder:
         giving up, and a line that binds the console to another request
         (verdict.bound_to: never a verdict of this trigger)."""
         name = re.escape(self.name)
-        out = [Failure(f"{END} trigger={name} outcome=no-lkdtm{NL}", "TestError",
+        out = [Failure(end_line(name, Outcome.NO_LKDTM) + NL, "TestError",
                        "the guest kernel has no LKDTM debugfs interface"),
                Failure(whole_line(re.escape(REBOOTED)), "TestError",
                        f"the guest rebooted before {END}")]
@@ -185,7 +186,7 @@ def plan(name: str, golden: Golden | None, expected_text: str | None = None,
     if golden is None:
         if not check:
             raise ValueError(f"{name}: no golden file, so nothing for LAVA to check")
-        return _plan(name, Golden(Path(name), name, "returned"), None, check, lkdtm=False)
+        return _plan(name, Golden(Path(name), name, Outcome.RETURNED), None, check, lkdtm=False)
     return _plan(name, golden, expected_text, check, lkdtm=True)
 
 
@@ -196,7 +197,7 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
         forbidden += [absent(a) for a in dict.fromkeys(golden.lkdtm_absent)]
         if not any(e.startswith("FAIL:") for e in golden.lkdtm_expect):
             forbidden.append(absent("FAIL:"))
-        if golden.outcome != "xfail":
+        if golden.outcome is not Outcome.XFAIL:
             forbidden.append(absent("XFAIL:"))
     if check:
         forbidden.append(re.escape(CHECK_PREFIX + "FAIL:"))
@@ -204,7 +205,7 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
     _start(b)
     _direct_step(b, golden.outcome, check)
     expect = list(golden.lkdtm_expect)
-    if golden.outcome == "xfail" and not any(e.startswith("XFAIL:") for e in expect):
+    if golden.outcome is Outcome.XFAIL and not any(e.startswith("XFAIL:") for e in expect):
         expect.append("XFAIL:")
     before_report = {j: [e for e in expect if _announces(e, r)]
                      for j, r in enumerate(golden.reports)}
@@ -224,11 +225,11 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
     for text in tail:
         n_expect += 1
         _expect_step(b, n_expect, text, name)
-    if check and golden.outcome == "returned":
+    if check and golden.outcome is Outcome.RETURNED:
         b.add("check-pass", f"a '{CHECK_PREFIX}PASS:' line",
               whole_line(re.escape(CHECK_PREFIX + "PASS:")),
               none_before(re.escape(CHECK_PREFIX + "PASS:"), name))
-    if expected_text and carrier is None and golden.outcome in ("killed", "returned"):
+    if expected_text and carrier is None and golden.outcome.ran_trigger:
         ere = ere_to_python(expected_text)
         if ere is None:
             b.unexpressed.append(f"tests.txt: {expected_text!r} uses ERE syntax the "
@@ -244,12 +245,12 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
 
 def _start(b: _Builder) -> None:
     name = re.escape(b.name)
-    refused = Failure(whole_line("USERCOPY-LAB: (?:refusing|no lab\\.trigger)"), "TestError",
+    refused = Failure(whole_line(re.escape(NOTE) + "(?:refusing|no lab\\.trigger)"), "TestError",
                       "init did not run the trigger")
-    mine = f"{START} trigger={name}{NL}"
+    mine = start_line(name) + NL
     other = Failure(other_line(ahead(f"{START} trigger="), mine), "TestError",
                     f"a START marker of another request than {b.name}")
-    b.steps.append(Step("start", f"{START} trigger={b.name}", (mine,),
+    b.steps.append(Step("start", start_line(b.name), (mine,),
                         (refused, other) + tuple(b.giving_up())))
     # From here on (verdict.bound_to): a second START marker, an END marker
     # naming another trigger, LKDTM performing another trigger.
@@ -257,21 +258,22 @@ def _start(b: _Builder) -> None:
                   f"{DIRECT}(?!{name}{NL})"]
 
 
-def _direct_step(b: _Builder, outcome: str, check: bool) -> None:
+def _direct_step(b: _Builder, outcome: Outcome, check: bool) -> None:
     """LKDTM's "Performing direct entry NAME", once (verdict.bound_to):
     where init writes the name to DIRECT, before anything the trigger
     prints; a check program writes nothing there."""
     if check:
         b.crossed.append(DIRECT)
         return
-    if outcome not in ("killed", "returned", "xfail"):
+    if not (outcome.ran_trigger or outcome is Outcome.XFAIL):
         # unknown-trigger: a kernel that has it (an outcome the golden does
         # not expect) writes the line once; the outcome case fails then.
         b.unexpressed.append("unknown-trigger: LKDTM performing the trigger twice")
         return
     name = re.escape(b.name)
     mine = whole_line(f"{DIRECT}{name}")
-    ran = end_marker(b.name) + f"(?={REST}outcome=(?:killed|returned) )"
+    ran_words = "|".join(o for o in Outcome if o.ran_trigger)      # killed|returned
+    ran = end_marker(b.name) + f"(?={REST}outcome=(?:{ran_words}) )"
     # LKDTM silent although init says the trigger ran: not this trigger's
     # run; END with another outcome: no entry is due, the outcome case fails.
     missing = Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?{ran})", "TestError",
@@ -317,16 +319,16 @@ def _report_steps(b: _Builder, j: int, exp: ExpectedReport, name: str) -> None:
           end_marker(name))
 
 
-def _outcome_step(b: _Builder, outcome: str, name: str, check: bool) -> None:
+def _outcome_step(b: _Builder, outcome: Outcome, name: str, check: bool) -> None:
     end = f"{END} trigger={re.escape(name)} outcome="
     status = r"0" if check else r"\d+"
     want = {
-        "killed": r"killed signal=\d+",
-        "returned": f"returned status={status}",
-        "xfail": r"(?:killed signal|returned status)=\d+",
-        "unknown-trigger": "unknown-trigger",
+        Outcome.KILLED: r"killed signal=\d+",
+        Outcome.RETURNED: f"returned status={status}",
+        Outcome.XFAIL: r"(?:killed signal|returned status)=\d+",
+        Outcome.UNKNOWN_TRIGGER: "unknown-trigger",
     }[outcome]
-    means = f"outcome {outcome}" + (" (status 0)" if check and outcome == "returned" else "")
+    means = f"outcome {outcome}" + (" (status 0)" if check and outcome is Outcome.RETURNED else "")
     success = f"{end}{want}{NL}"
     # Only the END marker decides it: the job reads the console up to END
     # whatever came before (a forbidden line failed an earlier case).
@@ -337,7 +339,7 @@ def _carrier(golden: Golden, expected_text: str | None) -> str | None:
     """Which expected line carries tests.txt's text, so that its step checks
     it too: "lkdtm-before:TEXT", "report-1" or "lkdtm-expect:TEXT" (the
     ERE, case-insensitive, found in that line as the golden spells it)."""
-    if not expected_text or golden.outcome not in ("killed", "returned"):
+    if not expected_text or not golden.outcome.ran_trigger:
         return None
     candidates = [(f"lkdtm-before:{t}", f"lkdtm: {t}") for t in golden.lkdtm_before]
     if golden.reports and (sample := sample_header(golden.reports[0])) is not None:

@@ -10,7 +10,7 @@ in-guest check program but the whitelist audit, into one job for LAVA's
           QEMU's -kernel/-append/-initrd as image_arg: the command line is
           qemu_boot.GuestSpec.cmdline(), lab.trigger=NAME (lab.helper=NAME)
           and the suite's extra arguments included;
-  boot    method: qemu, media: tmpfs; the init marker USERCOPY-LAB-READY
+  boot    method: qemu, media: tmpfs; the protocol's READY marker
           is the boot prompt (no login, no shell: LAVA only watches);
   test    interactive, one step per thing the golden file expects
           (checks.plan): LAVA itself records each as pass or fail, so
@@ -38,6 +38,7 @@ import yaml
 
 from ..capture.qemu_boot import NATIVE, GuestSpec
 from ..judge.golden import Golden
+from ..protocol import READY
 from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..run.suite import Suite, SuiteError, load_suites, pick
 from ..run.trigger_run import check_golden_name
@@ -46,7 +47,6 @@ from .replay import replay
 
 REPO = Path(__file__).resolve().parents[3]
 
-READY = "USERCOPY-LAB-READY"
 # libyaml's dumper and loader where python3-yaml has them (a job is ~20 KB)
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

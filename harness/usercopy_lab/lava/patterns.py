@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from ..judge.golden import DIRECTIONS, ExpectedReport
+from ..judge.golden import ExpectedReport
+from ..model import Direction, ReportKind
+from ..protocol import END, START
 from ..reports import CONTINUES, GROUPS, SUFFIX
 
 
@@ -17,11 +19,14 @@ NL = r"\r*\n"                      # a line end as the serial console sends it
 REST = r"[^\n]*"                   # the rest of a line (pexpect sets DOTALL)
 BOL = r"(?:(?<=\n)|\A)"            # a line start (or the start of what is left)
 REBOOTED = "reboot: Restarting system"
-END = "USERCOPY-LAB-END"
-START = "USERCOPY-LAB-START"
 TRACE_OVER = r"(?:</TASK>|RIP: 00[23][3b]:)"   # the kernel frames of an x86 trace end here
 ABORT_PREFIX = "usercopy: Kernel memory "
 WARN_PREFIX = "Bad or missing usercopy whitelist? Kernel memory "
+# The message's start of each kind that prints "(offset N, size N)" (4.16 on).
+MESSAGE_PREFIX = {ReportKind.USERCOPY_ABORT: ABORT_PREFIX, ReportKind.USERCOPY_WARN: WARN_PREFIX}
+# What the message says of each direction (mm/usercopy.c).
+ATTEMPT = {Direction.EXPOSURE: "exposure attempt detected from",
+           Direction.OVERWRITE: "overwrite attempt detected to"}
 _FRAME_SUFFIX = SUFFIX.pattern.removesuffix("+$") + "*"   # .cold, .isra.0, ...
 
 
@@ -108,9 +113,8 @@ def header_line(exp: ExpectedReport) -> tuple[str, list[str]]:
     the fields it cannot pin down."""
     f = exp.fields
     loose = []
-    if exp.kind in ("usercopy_abort", "usercopy_warn"):
-        prefix = ABORT_PREFIX if exp.kind == "usercopy_abort" else WARN_PREFIX
-        body = re.escape(prefix) + _direction(f.get("direction")) + " " + _object(
+    if (prefix := MESSAGE_PREFIX.get(exp.kind)) is not None:
+        body = re.escape(prefix) + _direction(exp.direction) + " " + _object(
             f.get("object"), f.get("cache"))
         if "offset-base" in f:
             loose.append("offset: offset-base is LKDTM's printed address minus a base; "
@@ -118,7 +122,7 @@ def header_line(exp: ExpectedReport) -> tuple[str, list[str]]:
         offset = re.escape(f["offset"]) if "offset" in f else r"\d+"
         size = re.escape(f["size"]) if "size" in f else r"\d+"
         return f"{body} \\(offset {offset}, size {size}\\)", loose
-    if exp.kind == "usercopy_legacy":
+    if exp.kind is ReportKind.USERCOPY_LEGACY:
         obj, cache = f.get("object"), f.get("cache")
         if cache is not None:
             where = f"\\S+ \\({re.escape(cache)}\\)" if obj in (None, "slab object") else "(?!)"
@@ -127,7 +131,7 @@ def header_line(exp: ExpectedReport) -> tuple[str, list[str]]:
         else:
             where = r"\S+ \([^\n]*\)"
         size = re.escape(f["size"]) if "size" in f else r"\d+"
-        return (f"usercopy: kernel memory {_direction(f.get('direction'))} {where} "
+        return (f"usercopy: kernel memory {_direction(exp.direction)} {where} "
                 f"\\({size} bytes\\)"), loose
     # Other kinds: the first line of any format of that kind.
     titles = [_msg(fmt.title[0].pattern) for g in GROUPS for fmt in g.formats
@@ -137,12 +141,10 @@ def header_line(exp: ExpectedReport) -> tuple[str, list[str]]:
     return f"(?:{'|'.join(titles)})", loose
 
 
-def _direction(direction: str | None) -> str:
-    words = {"exposure": "exposure attempt detected from",
-             "overwrite": "overwrite attempt detected to"}
-    if direction in words:
-        return words[direction]
-    return f"(?:{'|'.join(words[d] for d in DIRECTIONS)})"
+def _direction(direction: Direction | None) -> str:
+    if direction is not None:
+        return ATTEMPT[direction]
+    return f"(?:{'|'.join(ATTEMPT[d] for d in Direction)})"
 
 
 def _object(obj: str | None, cache: str | None) -> str:
@@ -190,12 +192,10 @@ def sample_header(exp: ExpectedReport) -> str | None:
     """The first line of the expected report as the kernel prints it (an
     offset-base offset as 0); None for kinds without a fixed text."""
     f = exp.fields
-    if exp.kind not in ("usercopy_abort", "usercopy_warn") or not {
-            "direction", "object"} <= f.keys():
+    prefix = MESSAGE_PREFIX.get(exp.kind)
+    if prefix is None or exp.direction is None or "object" not in f:
         return None
-    prefix = ABORT_PREFIX if exp.kind == "usercopy_abort" else WARN_PREFIX
-    word = {"exposure": "exposure attempt detected from",
-            "overwrite": "overwrite attempt detected to"}[f["direction"]]
+    word = ATTEMPT[exp.direction]
     cache = f" '{f['cache']}'" if "cache" in f else ""
     return (f"{prefix}{word} {f['object']}{cache} (offset {f.get('offset', '0')}, "
             f"size {f.get('size', '0')})!")

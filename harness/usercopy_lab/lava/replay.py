@@ -26,6 +26,7 @@ from functools import lru_cache
 from itertools import chain, repeat
 from dataclasses import dataclass, field
 
+from ..protocol import READY
 from .checks import COMPLETE, INCOMPLETE, NEVER, LavaVerdict, Plan, verdict
 
 WINDOW = 4000            # ShellCommand: searchwindowsize
@@ -101,13 +102,13 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 def replay(p: Plan, console: str, chunk: int | Iterable[int] = 256) -> Replay:
     """LAVA's record of the plan's steps on this console (the part after
-    the boot action's prompt, USERCOPY-LAB-READY, as LAVA hands it over),
+    the boot action's prompt, the protocol's READY marker, as LAVA hands it over),
     read chunk characters at a time (or the sizes chunk lists, then
     MAXREAD).  A serial console arrives a line or a few at a time; one read
     of more than 4000 characters leaves its start unsearched, in pexpect
     as here."""
-    ready = console.find("USERCOPY-LAB-READY")
-    con = _Console(console[ready + len("USERCOPY-LAB-READY"):] if ready >= 0 else console,
+    ready = console.find(READY)
+    con = _Console(console[ready + len(READY):] if ready >= 0 else console,
                    _chunks(chunk))
     out = Replay(COMPLETE)
     prompts = [NEVER]

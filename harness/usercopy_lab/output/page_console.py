@@ -8,13 +8,12 @@ from enum import Enum
 from pathlib import Path
 
 from ..model import TriggerResult
+from ..protocol import END, START
 from ..reports import split_lines
 
 MAX_READ = 4 << 20          # a lab console is under 1 MB (log_reader.MAX_CONSOLE_MIB)
 BEFORE, AFTER = 12, 6       # context lines around the marked ones
 MAX_EXCERPT = 400           # lines: a longer excerpt is cut, the link has the rest
-END_MARKER = "USERCOPY-LAB-END"
-START_MARKER = "USERCOPY-LAB-START"
 
 
 class Mark(Enum):
@@ -62,10 +61,10 @@ def excerpt(result: TriggerResult, console: Path) -> Excerpt:
         for i in range(rep.line, last + 1):
             marks[i] = (Mark.REPORT, n)
     for i, text in enumerate(lines, 1):
-        if START_MARKER in text or END_MARKER in text:
+        if START in text or END in text:
             marks.setdefault(i, (Mark.MARKER, None))
     report_lines = [i for i, (m, _) in marks.items() if m is Mark.REPORT]
-    focus = report_lines or [i for i in marks if START_MARKER not in lines[i - 1]] \
+    focus = report_lines or [i for i in marks if START not in lines[i - 1]] \
         or sorted(marks) or [len(lines)]
     first = max(1, min(focus) - BEFORE)
     last = min(len(lines), max(focus) + AFTER, first + MAX_EXCERPT - 1)

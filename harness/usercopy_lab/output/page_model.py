@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..inputs import InputError, shown
-from ..model import Report, TriggerResult, Verdict
+from ..model import BootMode, Fault, Report, TriggerResult, Verdict
 
 RESULTS_JSON = "results.json"
 _REPORT_FIELDS = {f.name for f in fields(Report)} - {"lines", "frame_addresses"}
@@ -34,6 +34,8 @@ def run_order(run_id: str) -> tuple[int, ...] | None:
 
 
 def report_from_json(data: dict[str, Any]) -> Report:
+    """One report of results.json back (Report.to_json); a kind or direction
+    the model does not have is a ValueError."""
     return Report(**{k: v for k, v in data.items() if k in _REPORT_FIELDS})
 
 
@@ -50,7 +52,8 @@ def result_from_json(data: dict[str, Any]) -> TriggerResult:
         log=data.get("log", ""), golden=data.get("golden"), diffs=list(data.get("diffs") or []),
         expected_text_seen=data.get("expected_text_seen"),
         reports=[report_from_json(r) for r in data.get("reports") or []],
-        fault=data.get("fault"), boot=data.get("boot") or "full",
+        fault=Fault(data["fault"]) if data.get("fault") else None,
+        boot=BootMode(data.get("boot") or BootMode.FULL),
         fallback=data.get("boot_fallback"), reused_qemu=bool(data.get("reused_qemu")),
         qemu_retry=data.get("qemu_retry"))
 

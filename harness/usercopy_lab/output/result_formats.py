@@ -94,7 +94,7 @@ def _ktap_name(name: str) -> str:
 
 def report_lines(r: Report) -> list[str]:
     """The parsed signature of one report, as diagnostic text lines."""
-    if r.kind.startswith("usercopy"):
+    if r.kind.is_usercopy:
         what = usercopy_line(r.kind, r.direction, r.object, r.cache, r.offset, r.size)
     else:
         what = f"{r.kind} {r.title}"

@@ -11,13 +11,13 @@ Logs: open_log / open_stream (plain or compressed, bounded), split_lines,
 read_head, looks_binary, is_compressed, candidate_lines, console_problem,
 Prefixed, and the bounds (MAX_INPUT, MAX_LINE, MAX_CONSOLE_MIB, CHUNK).
 Lines: program_lines (a guest program's own lines), normalize,
-begins_record, cut_by_record.  Console protocol: ConsoleMarkers,
-read_markers, read_numbered, CHECK_PREFIX.  Formats: GROUPS (the table of
-report formats), CONTINUES, SUFFIX.  Symbolizer, SymbolizeError: frames to
-file:line.
+begins_record, cut_by_record.  What the guest said: ConsoleMarkers,
+read_markers, read_numbered (the markers themselves are protocol.py's).
+Formats: GROUPS (the table of report formats), CONTINUES, SUFFIX.
+Symbolizer, SymbolizeError: frames to file:line.
 """
 from ..model import Report
-from .console_markers import CHECK_PREFIX, ConsoleMarkers, read_markers, read_numbered
+from .console_markers import ConsoleMarkers, read_markers, read_numbered
 from .frames import SUFFIX
 from .log_lines import begins_record, cut_by_record, normalize, program_lines
 from .log_reader import (CHUNK, MAX_CONSOLE_MIB, MAX_INPUT, Prefixed, candidate_lines,
@@ -30,7 +30,7 @@ from .symbolize import SymbolizeError, Symbolizer
 from .trace_layout import CONTINUES
 
 __all__ = [
-    "CHECK_PREFIX", "CHUNK", "CONTINUES", "GROUPS", "MAX_CONSOLE_MIB", "MAX_INPUT", "MAX_LINE",
+    "CHUNK", "CONTINUES", "GROUPS", "MAX_CONSOLE_MIB", "MAX_INPUT", "MAX_LINE",
     "SUFFIX", "ConsoleMarkers", "LogFormatError", "Prefixed", "Report", "ScanStats",
     "SymbolizeError", "Symbolizer", "begins_record", "candidate_lines", "console_problem",
     "cut_by_record", "is_compressed", "iter_file", "iter_reports", "iter_stream",

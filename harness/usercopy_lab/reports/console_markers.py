@@ -1,6 +1,6 @@
 """What the guest's init and LKDTM said on the console, apart from oopses.
 
-init prints USERCOPY-LAB-* markers (see initramfs-src/init); LKDTM prints
+init prints the protocol's markers (protocol.py); LKDTM prints
 "lkdtm: ..." lines, including the FAIL:/XFAIL: vocabulary and, for the
 usercopy-lab triggers, the window and bad-copy announcements the harness
 cross-checks against the oops.
@@ -11,14 +11,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..model import Outcome
+from ..protocol import CHECK_PREFIX, PREFIX, read_end, read_start
 from .log_lines import iter_program_lines, iter_program_pairs
 
-_END_RE = re.compile(r"USERCOPY-LAB-END trigger=(\S+) outcome=([\w-]+)(?: (signal|status)=(\d+))?")
 # The harness's own lines in a log (console_capture): not the console.
 HARNESS_LINES = ("# qemu: ", "# usercopy-lab: ")
-# In-guest check programs (initramfs-src/check-*.c) print one line per check.
-CHECK_PREFIX = "usercopy-lab-check: "
-_START_RE = re.compile(r"USERCOPY-LAB-START trigger=(\S+)")
 _WINDOW_RE = re.compile(r"expecting window offset (\d+) size (\d+) in '([^']+)'")
 _BAD_COPY_RE = re.compile(r"attempting bad copy_(?:to|from)_user at offset (\d+) size (\d+)")
 # drivers/misc/lkdtm/core.c direct_entry(): what was written to DIRECT.
@@ -39,7 +37,8 @@ class ConsoleMarkers:
     starts: list[str] = field(default_factory=list)   # every START's name, in order
     ends: list[str] = field(default_factory=list)     # every END's name, in order
     direct: list[str] = field(default_factory=list)   # LKDTM "Performing direct entry NAME"
-    outcome: str | None = None            # killed | returned | unknown-trigger | no-lkdtm
+    outcome: Outcome | None = None        # the last END's (None: no END, or a word
+                                          # the protocol does not have)
     signal: int | None = None
     status: int | None = None
     lkdtm: list[str] = field(default_factory=list)   # text after "lkdtm: "
@@ -69,17 +68,17 @@ def read_numbered(lines: Iterable[tuple[int, str]], program: bool = False) -> Co
     for num, line in (lines if program else iter_program_pairs(lines)):
         if line.startswith(HARNESS_LINES):
             continue
-        if "USERCOPY-LAB-" in line:
-            if m := _START_RE.search(line):
-                found.started = m.group(1)
-                found.starts.append(m.group(1))
-            elif m := _END_RE.search(line):
-                found.ended, found.outcome = m.group(1), m.group(2)
-                found.ends.append(m.group(1))
-                if m.group(3) == "signal":
-                    found.signal = int(m.group(4))
-                elif m.group(3) == "status":
-                    found.status = int(m.group(4))
+        if PREFIX in line:
+            if (started := read_start(line)) is not None:
+                found.started = started
+                found.starts.append(started)
+            elif (end := read_end(line)) is not None:
+                found.ended, found.outcome = end.trigger, end.outcome
+                found.ends.append(end.trigger)
+                if end.signal is not None:
+                    found.signal = end.signal
+                elif end.status is not None:
+                    found.status = end.status
             continue
         if (pos := line.find(CHECK_PREFIX)) >= 0:
             found.checks.append(line[pos + len(CHECK_PREFIX):])

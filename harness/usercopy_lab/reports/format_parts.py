@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..model import ReportKind
+
 
 # ------------------------------------------------------------ pattern helpers
 _PLACEHOLDERS = {
@@ -160,7 +162,13 @@ class Stack:
     parts: tuple[object, ...]
     parts2: tuple[object, ...] = ()
     skip: tuple[str, ...] = ()
-    extractor: str | None = None        # None | "stall" | "hang"
+    # whose frame-picking rules apply (syzkaller's stall and hang
+    # extractors; None: the first candidate): given as the kind's word
+    extractor: ReportKind | None = None
+
+    def __post_init__(self) -> None:
+        if self.extractor is not None:
+            object.__setattr__(self, "extractor", ReportKind(self.extractor))
 
 
 @dataclass(frozen=True)
@@ -176,7 +184,7 @@ class Format:
 
     title: tuple[re.Pattern[str], ...]
     syz: str
-    kind: str
+    kind: ReportKind                    # given as its word, held as the member
     detail: tuple[re.Pattern[str], ...] = ()
     stack: Stack | None = None
     alt: tuple[str, ...] = ()
@@ -184,6 +192,7 @@ class Format:
     corrupted: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ReportKind(self.kind))
         object.__setattr__(self, "title", _compiled(self.title))
         object.__setattr__(self, "detail", _compiled(self.detail))
 
@@ -230,12 +239,14 @@ def rxs(*patterns: str) -> tuple[re.Pattern[str], ...]:
 
 
 # Stacks many rows share (syzkaller: linuxRipFrame, linuxCallTrace, warningStackFmt)
-def rip_trace(*skip: str, extractor: str | None = None) -> Stack:
-    return Stack(parts=(RIP_LINE, CALL_TRACE, TRACE), skip=skip, extractor=extractor)
+def rip_trace(*skip: str, extractor: ReportKind | str | None = None) -> Stack:
+    return Stack(parts=(RIP_LINE, CALL_TRACE, TRACE), skip=skip,
+                 extractor=ReportKind(extractor) if extractor else None)
 
 
-def call_trace(*skip: str, extractor: str | None = None) -> Stack:
-    return Stack(parts=(CALL_TRACE, TRACE), skip=skip, extractor=extractor)
+def call_trace(*skip: str, extractor: ReportKind | str | None = None) -> Stack:
+    return Stack(parts=(CALL_TRACE, TRACE), skip=skip,
+                 extractor=ReportKind(extractor) if extractor else None)
 
 
 def warning_stack(*skip: str) -> Stack:

@@ -30,6 +30,8 @@ from .trace_layout import CHECK_FRAME, CUT_DIRECTION, TRACE_ENDED
 
 # ------------------------------------------------------------- our fields
 _UC_GROUP = next(g for g in GROUPS if g.header == "usercopy")
+# mm/usercopy.c's reporting function, as a RIP names it (the kind is named after it)
+USERCOPY_ABORT_FUNC = "usercopy_abort"
 _OBJ_CACHE = re.compile(r"(.*?) '(.*)'$")
 # the non-slab objects mm/usercopy.c names (every generation), by their
 # text without spaces
@@ -76,8 +78,8 @@ class RawReport:
 # --------------------------------------------------------------- our view
 @dataclass
 class _Usercopy:
-    kind: str
-    direction: str
+    kind: ReportKind
+    direction: Direction
     object: str
     cache: str | None
     offset: int | None
@@ -99,12 +101,12 @@ def _usercopy(lines: list[str]) -> _Usercopy | None:
             m = pattern.search(text[:MAX_TEXT])
             if not m:
                 continue
-            if kind == "usercopy_legacy":
+            if kind is ReportKind.USERCOPY_LEGACY:
                 typ = m.group(2)
                 obj, cache = (typ.strip("<>"), None) if typ.startswith("<") else ("slab object", typ)
             else:
                 obj, cache = _split_object(m.group(2))
-            return _Usercopy(kind, m.group(1), obj, cache, None, None, cut=True)
+            return _Usercopy(kind, Direction(m.group(1)), obj, cache, None, None, cut=True)
     return None
 
 
@@ -113,20 +115,21 @@ def _usercopy_line(text: str) -> _Usercopy | None:
         m = fmt.title[0].search(text[:MAX_TEXT])
         if not m:
             continue
-        if fmt.kind == "usercopy_legacy":
+        if fmt.kind is ReportKind.USERCOPY_LEGACY:
             typ = m.group(4)
             obj, cache = (typ.strip("<>"), None) if typ.startswith("<") else ("slab object", typ)
-            return _Usercopy(fmt.kind, m.group(1), obj, cache, None, int(m.group(5)))
+            return _Usercopy(fmt.kind, Direction(m.group(1)), obj, cache, None, int(m.group(5)))
         obj, cache = _split_object(m.group(3))
-        return _Usercopy(fmt.kind, m.group(1), obj, cache, int(m.group(4)), int(m.group(5)))
+        return _Usercopy(fmt.kind, Direction(m.group(1)), obj, cache, int(m.group(4)),
+                         int(m.group(5)))
     return None
 
 
-def _cut_direction(lines: list[str]) -> str | None:
+def _cut_direction(lines: list[str]) -> Direction | None:
     """The direction a usercopy message cut before its object still names."""
     for text in lines[:12]:
         if "attempt detected" in text and (m := CUT_DIRECTION.search(text[:MAX_TEXT])):
-            return m.group(1)
+            return Direction(m.group(1))
     return None
 
 
@@ -212,7 +215,7 @@ def _first_guilty(frames: list[str]) -> str | None:
     return next((f for f in frames[start:] if not is_plumbing(f)), None)
 
 
-def _infer_direction(frames: list[str]) -> str | None:
+def _infer_direction(frames: list[str]) -> Direction | None:
     """The direction the copy primitives of the trace name, when they name
     exactly one: frames below the usercopy checks (those above them are the
     reporting path), every one that is a copy_to_user/copy_from_user-family
@@ -221,9 +224,9 @@ def _infer_direction(frames: list[str]) -> str | None:
     seen = set()
     for f in frames[start:]:
         if TO_USER.fullmatch(f):
-            seen.add("exposure")
+            seen.add(Direction.EXPOSURE)
         elif FROM_USER.fullmatch(f):
-            seen.add("overwrite")
+            seen.add(Direction.OVERWRITE)
     return seen.pop() if len(seen) == 1 else None
 
 
@@ -298,15 +301,16 @@ def analyze(raw: RawReport) -> Report:
     head, opener = _header_text(lines, syz)
     frames = main_frames(lines)
     funcs = [f.func for f in frames]
-    kind = ReportKind(_kind(syz, opener, uc, d))
-    direction = direction_source = obj = cache = offset = size = None
+    kind = _kind(syz, opener, uc, d)
+    direction: Direction | None = None
+    direction_source = obj = cache = offset = size = None
     if uc is not None:
         direction, obj, cache = uc.direction, uc.object, uc.cache
         direction_source = "printed"
         offset, size = uc.offset, uc.size
-    elif kind == "kasan":
+    elif kind is ReportKind.KASAN:
         size, cache = d.kasan_size, d.kasan_cache
-    if kind.startswith("usercopy"):
+    if kind.is_usercopy:
         guilty = _first_guilty(funcs)
         if guilty is None and not funcs:
             # every frame printed is a guess ("? f": an unwinder that lost
@@ -325,10 +329,10 @@ def analyze(raw: RawReport) -> Report:
                 direction_source = "inferred" if direction else None
     elif syz.frame:
         guilty = strip_suffix(syz.frame)
-    elif kind == "warning" and d.warn_func and not is_plumbing(d.warn_func):
+    elif kind is ReportKind.WARNING and d.warn_func and not is_plumbing(d.warn_func):
         guilty = d.warn_func
     else:
-        rip = [d.rip] if d.rip and kind != "panic" else []
+        rip = [d.rip] if d.rip and kind is not ReportKind.PANIC else []
         skip = skip_re(())
         guilty = next((f for f in rip + funcs if not is_plumbing(f) and not skip.search(f)),
                       _first_guilty(rip + funcs))
@@ -347,7 +351,7 @@ def analyze(raw: RawReport) -> Report:
     # know the layout, ours count: a trace without any heading (riscv's
     # die(), ARM's unwinder in 6.1), or a faulting-function line its RIP
     # pattern does not read (mips "epc   :", s390 "Krnl PSW").
-    if kind.startswith("usercopy"):
+    if kind.is_usercopy:
         # a usercopy report says what it is by its message and its culprit;
         # syzkaller's corruption verdict is about its own title (a layout
         # it does not read, a frame it would skip), not these
@@ -358,7 +362,7 @@ def analyze(raw: RawReport) -> Report:
     else:
         truncated = raw.cut or not funcs
     rep = Report(file=raw.file, line=raw.line, kind=kind, end_line=raw.end_line,
-                 direction=Direction(direction) if direction else None, direction_source=direction_source, object=obj,
+                 direction=direction, direction_source=direction_source, object=obj,
                  cache=cache, offset=offset, size=size, bug_site=d.bug_site, rip=d.rip,
                  guilty_frame=guilty, frames=funcs,
                  frame_addresses=[f.address for f in frames], kernel=d.kernel or raw.kernel,
@@ -366,7 +370,8 @@ def analyze(raw: RawReport) -> Report:
                  syz_title=syz_title, syz_alt=syz_alt,
                  secondary=raw.secondary or d.died > 1, lines=list(lines))
     # named from its own fields: our title and the signature
-    detail = d.kasan_type if kind == "kasan" else d.panic_msg if kind == "panic" else ""
+    detail = d.kasan_type if kind is ReportKind.KASAN else \
+        d.panic_msg if kind is ReportKind.PANIC else ""
     title = make_title(rep, head, detail or "")
     return replace(rep, title=title, signature=make_signature(rep, title))
 
@@ -388,20 +393,23 @@ def _layout_unknown_to_syz(raw: RawReport, frames: list[str], rip: str | None,
             and not any(RIP_LINE.search(t) for t in lines))
 
 
-def _kind(syz: SyzResult, opener: Group | None, uc: _Usercopy | None, d: _Details) -> str:
+def _kind(syz: SyzResult, opener: Group | None, uc: _Usercopy | None,
+          d: _Details) -> ReportKind:
     if uc is not None:
         return uc.kind
-    if d.rip == "usercopy_abort" and d.bug_site is None:
+    if d.rip == USERCOPY_ABORT_FUNC and d.bug_site is None:
         # a BUG() in usercopy_abort whose line names no file (ARM's "Kernel
         # BUG at usercopy_abort+0x98/0x9c", the message lost)
-        return "usercopy_abort"
+        return ReportKind.USERCOPY_ABORT
     if syz.group is not None:
         kind = syz.fmt.kind if syz.fmt is not None else syz.group.formats[-1].kind
-        if kind == "usercopy_abort" and d.rip not in (None, "usercopy_abort"):
-            return "usercopy_legacy"
-        if kind in ("bug", "warning") and d.bug_site and d.bug_site.startswith("mm/usercopy.c"):
-            return "usercopy_warn" if kind == "warning" else "usercopy_abort"
+        if kind is ReportKind.USERCOPY_ABORT and d.rip not in (None, USERCOPY_ABORT_FUNC):
+            return ReportKind.USERCOPY_LEGACY
+        if kind in (ReportKind.BUG, ReportKind.WARNING) and d.bug_site \
+                and d.bug_site.startswith("mm/usercopy.c"):
+            return ReportKind.USERCOPY_WARN if kind is ReportKind.WARNING \
+                else ReportKind.USERCOPY_ABORT
         return kind
     if opener is not None:
         return opener.formats[0].kind
-    return "bug"
+    return ReportKind.BUG

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ..model import Report
+from ..model import Direction, Report, ReportKind
 
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+")
 # "... in func+0x1a/0x40 [mod]", "... in a / b" (KCSAN), "... in dir/file.h:110:33"
@@ -65,20 +65,20 @@ def make_title(rep: Report, head: str = "", detail: str = "") -> str:
     """Our title.  head: the generic header line; detail: the KASAN bug
     type or the panic message."""
     where = f" in {rep.guilty_frame}" if rep.guilty_frame else ""
-    if rep.kind.startswith("usercopy"):
+    if rep.kind.is_usercopy:
         what = rep.direction or "violation"
         if rep.object:
-            prep = "from" if rep.direction == "exposure" else "to"
+            prep = "from" if rep.direction is Direction.EXPOSURE else "to"
             cache = f" '{rep.cache}'" if rep.cache else ""
             what += f" {prep} {rep.object}{cache}"
         return f"usercopy: {what}{where}"
-    if rep.kind == "kasan" and detail:
+    if rep.kind is ReportKind.KASAN and detail:
         return f"KASAN: {detail}{where}"
-    if rep.kind == "panic":
+    if rep.kind is ReportKind.PANIC:
         return f"kernel panic: {detail}".rstrip()
-    if rep.kind == "warning" and (rep.bug_site or not head):
+    if rep.kind is ReportKind.WARNING and (rep.bug_site or not head):
         return f"WARNING{where}"
-    if rep.kind == "bug" and rep.bug_site and (not head or head.startswith("kernel BUG")):
+    if rep.kind is ReportKind.BUG and rep.bug_site and (not head or head.startswith("kernel BUG")):
         return f"kernel BUG at {rep.bug_site}{where}"
     if head:
         return f"{clean_head(head)}{where}"

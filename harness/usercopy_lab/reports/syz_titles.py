@@ -15,6 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from ..model import ReportKind
 from .format_parts import (CORRUPTED_LINES, FRAME_LINES, Format, Group, HANG_ANCHORS, HANG_SKIP,
                            QUESTIONABLE, RISCV_STACK_START, SKIP, STACK_START, STALL_ANCHORS,
                            STRIP_PREFIXES, Stack, TRACE)
@@ -92,9 +93,9 @@ def _extract(stack: Stack, frames: list[str]) -> tuple[str, str]:
     if not frames:
         return "", ""
     stripped = [_strip_prefix(f) for f in frames]
-    if stack.extractor == "stall":
+    if stack.extractor is ReportKind.STALL:
         idx, name = _stall_frame(stripped)
-    elif stack.extractor == "hang":
+    elif stack.extractor is ReportKind.HANG:
         idx, name = _hang_frame(stripped)
     else:
         idx, name = 0, stripped[0]

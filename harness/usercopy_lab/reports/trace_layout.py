@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from ..model import ReportKind
 from .format_parts import Group, rxs
 from .report_formats import GROUPS, S390_DIE
 
@@ -86,19 +87,19 @@ CUT_DIRECTION = re.compile(r"[Kk]ernel memory (exposure|overwrite) attempt detec
 # text left is a whole object of its generation (mm/usercopy.c's names; a
 # slab object with its cache in quotes; the 4.8-4.15 "ADDR (CACHE)").
 CUT_OBJECT = (
-    ("usercopy_warn", re.compile(
+    (ReportKind.USERCOPY_WARN, re.compile(
         r"Bad or missing usercopy whitelist\? Kernel memory (exposure|overwrite) attempt "
         r"detected (?:from|to) ((?:SL[AU]B object '[^']+'|SLUB object not in SLUB page\?!|"
         r"vmalloc '[^']+'|kernel text|linear kernel text|kernel data|kernel rodata|"
         r"process stack|page alloc|null address|wrapped address|kmap|vmalloc|"
         r"spans multiple pages))\s*$")),
-    ("usercopy_abort", re.compile(
+    (ReportKind.USERCOPY_ABORT, re.compile(
         r"usercopy: Kernel memory (exposure|overwrite) attempt detected (?:from|to) "
         r"((?:SL[AU]B object '[^']+'|SLUB object not in SLUB page\?!|"
         r"vmalloc '[^']+'|kernel text|linear kernel text|kernel data|kernel rodata|"
         r"process stack|page alloc|null address|wrapped address|kmap|vmalloc|"
         r"spans multiple pages))\s*$")),
-    ("usercopy_legacy", re.compile(
+    (ReportKind.USERCOPY_LEGACY, re.compile(
         r"usercopy: kernel memory (exposure|overwrite) attempt detected (?:from|to) "
         r"[0-9a-f]+ \(([^()]+)\)\s*$")),
 )

@@ -37,7 +37,7 @@ from ..judge.golden import Golden
 from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..judge.verdict import ERROR
 from ..audit.whitelist_spec import VALUES_CACHE, SpecError, load_or_compute, load_spec
-from ..model import BootMode, TriggerResult
+from ..model import BootMode, Fault, TriggerResult
 from .suite import Suite, SuiteError, SuiteInputs
 from .trigger_run import Boot, RunLimits, check_golden_name, kernel_vmlinux, run_trigger
 
@@ -145,7 +145,7 @@ def prepare_audit(suite: Suite, kernel: Path) -> None:
 
 
 def progress_line(result: TriggerResult) -> str:
-    boot = "" if result.boot == BootMode.SNAPSHOT.value else ", full boot"
+    boot = "" if result.boot is BootMode.SNAPSHOT else ", full boot"
     return (f"{shown(result.suite)}/{shown(result.trigger)}: {result.verdict} "
             f"({result.seconds:.1f}s{boot}) {shown(result.summary, None)}")
 
@@ -318,7 +318,7 @@ def _collect(fut: Future[TriggerResult | None], i: int, results: list[TriggerRes
         raise exc
     job = jobs[i]      # a harness bug: keep the run going, name it in the results
     results[i] = TriggerResult(job.suite, job.spec.name, ERROR, f"harness-error: {exc!r}",
-                               0.0, str(out_dir / job.log), None, fault="harness-error")
+                               0.0, str(out_dir / job.log), None, fault=Fault.HARNESS_ERROR)
 
 
 def _boot_for(job: Job, pool: SnapshotPool | None, slot: int,

@@ -18,6 +18,7 @@ from ..capture.qemu_boot import ARCHES, NATIVE
 from ..inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdline_problem,
                       load_toml, read_text, shown)
 from ..judge.golden import Golden, load_layered
+from ..model import Outcome
 from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..audit.whitelist_spec import load_spec
 
@@ -121,10 +122,10 @@ class Suite:
                         report.fields["object"] = f"{self.allocator} object"
         if self.follow_on:
             for golden in found.values():
-                if golden.outcome == "killed" and golden.reports:
+                if golden.outcome is Outcome.KILLED and golden.reports:
                     golden.follow_on = self.follow_on
         if self.slab_audit is not None:
-            found[AUDIT_PROGRAM] = Golden(self.slab_audit, AUDIT_PROGRAM, "returned")
+            found[AUDIT_PROGRAM] = Golden(self.slab_audit, AUDIT_PROGRAM, Outcome.RETURNED)
         return found
 
 

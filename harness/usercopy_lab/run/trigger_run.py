@@ -71,7 +71,7 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
                 cap = None
         if cap is not None:
             result = _evaluate(suite, spec, log_path, golden, expected_text, cap, selftests)
-            if result.fault == Fault.WRONG_TRIGGER.value and not (cancel and cancel.is_set()):
+            if result.fault is Fault.WRONG_TRIGGER and not (cancel and cancel.is_set()):
                 # The restored guest's console does not answer this request
                 # (a crossed, stale or garbled reply): no verdict of the
                 # trigger can come from it.  Its QEMU is never reused, the
@@ -91,9 +91,9 @@ def run_trigger(suite: str, spec: GuestSpec, golden: Golden | None,
         if isinstance(exc, OSError) and is_disk_full(exc):
             raise                 # but a full disk stops the run (run_loop)
         return TriggerResult(suite, spec.name, ERROR, f"harness error: {exc!r}", 0.0,
-                             str(log_path), None, fault="harness-error", fallback=fallback,
+                             str(log_path), None, fault=Fault.HARNESS_ERROR, fallback=fallback,
                              qemu_retry=retry)
-    return replace(result, boot=cap.mode.value, fallback=fallback, reused_qemu=cap.reused_qemu,
+    return replace(result, boot=cap.mode, fallback=fallback, reused_qemu=cap.reused_qemu,
                    qemu_retry=retry)
 
 
@@ -179,12 +179,12 @@ def kernel_vmlinux(bzimage: Path) -> Path:
 
 
 def _fault(verdict: Decision, facts: ConsoleFacts, markers: ConsoleMarkers,
-           reports: list[Report]) -> str | None:
+           reports: list[Report]) -> Fault | None:
     """The named harness fault of an ERROR (faults.py); the summary says it too."""
     if verdict.verdict != ERROR:
         return None
     fault = verdict.fault or classify(facts, markers, reports)
     if fault is None:
         return None
-    verdict.summary = f"{fault.value}: {verdict.summary}"
-    return fault.value
+    verdict.summary = f"{fault}: {verdict.summary}"
+    return fault

@@ -190,7 +190,10 @@ def _reports_from_json(data: Any, name: str) -> Iterator[Report]:
                                   f"{type(value).__name__}, not the type a report has")
         args.setdefault("file", name)
         args.setdefault("line", 0)
-        rep = Report(**args)
+        try:
+            rep = Report(**args)      # kind and direction: the model's words
+        except ValueError as exc:
+            raise TriageError(f"baseline {name}: report {number}: {exc}") from None
         if rep.title:
             # Recompute, so baselines from older runs compare by today's rule.
             rep = replace(rep, signature=make_signature(rep))
