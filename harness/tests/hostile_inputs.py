@@ -333,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.only:
         cases = [c for c in cases if c.name in args.only]
+    # Not tabulate: each row is printed as its case ends (the run takes
+    # minutes), and tabulate lays out a table only once it has every row.
     width = max((len(c.name) for c in cases), default=4)
     print(f"{'case':<{width}}  verdict  exit  CPU s  wall s  peak RSS MB  "
           f"(limits: {LIMIT_SECONDS:.0f} s of CPU, {LIMIT_RSS_MB} MB)", flush=True)
