@@ -39,6 +39,7 @@ DEBIAN = {
     "jinja2": "python3-jinja2",
     "matplotlib": "python3-matplotlib",
     "tabulate": "python3-tabulate",
+    "psutil": "python3-psutil",
 }
 
 
