@@ -9,8 +9,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "usercopy_lab"
 MAX_LINES = 500
 # Stage of each top-level module or subpackage: a module imports only from
 # lower stages and from its own subpackage.
-STAGE = {"model": 0, "inputs": 0, "capture": 1, "reports": 2, "audit": 3, "judge": 4,
-         "triage": 5, "run": 5, "hunt": 6, "output": 6, "gaps": 6, "lava": 7, "cli": 8,
+STAGE = {"model": 0, "inputs": 0, "schemas": 0, "capture": 1, "reports": 2, "audit": 3,
+         "judge": 4, "triage": 5, "run": 5, "hunt": 6, "output": 6, "gaps": 6, "lava": 7, "cli": 8,
          "__main__": 9, "__init__": 9}
 
 

@@ -40,6 +40,7 @@ DEBIAN = {
     "matplotlib": "python3-matplotlib",
     "tabulate": "python3-tabulate",
     "psutil": "python3-psutil",
+    "jsonschema": "python3-jsonschema",
 }
 
 
