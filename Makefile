@@ -393,10 +393,15 @@ syzkaller-corpus:
 # the sources): lava-common's schema (python3-voluptuous) checks the LAVA
 # jobs, python3-junitparser reads the JUnit file; python3-jinja2 and
 # python3-matplotlib make the results, hunt and bench pages (chromium, which
-# the page's browser test needs, comes with `deps`, as in make test).
+# the page's browser test needs, comes with `deps`, as in make test);
+# python3-tabulate lays out the tables the lab prints, python3-psutil finds
+# and ends processes (harness/usercopy_lab/capture/processes.py),
+# python3-jsonschema checks results.json and suites.toml against their
+# schemas (harness/usercopy_lab/schemas/).
 UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml \
 	python3-pyelftools python3-pytest-xdist lava-common python3-voluptuous \
-	python3-junitparser python3-jinja2 python3-matplotlib
+	python3-junitparser python3-jinja2 python3-matplotlib python3-tabulate python3-psutil \
+	python3-jsonschema
 unit-test:
 	@scripts/install-deps.sh --only $(UNIT_DEPS)
 	USERCOPY_LAB_TREE=$(abspath $(TREE)) $(PYTHON) -m pytest -q -n $(JOBS) harness/tests

@@ -8,7 +8,8 @@ set -euo pipefail
 pkgs=(linux-source-6.1 qemu-system-x86 qemu-utils busybox-static python3 python3-pexpect
       python3-pytest python3-hypothesis python3-yaml expect ccache gcc make bc bison flex
       libelf-dev libssl-dev cpio xz-utils patch git file perl binutils libc6-dev
-      xfsprogs python3-pyelftools python3-jinja2 python3-matplotlib chromium)
+      xfsprogs python3-pyelftools python3-jinja2 python3-matplotlib chromium python3-tabulate
+      python3-psutil python3-jsonschema)
 if [ "${1:-}" = --only ]; then
 	shift
 	pkgs=()

@@ -67,6 +67,7 @@ REPO = Path(__file__).resolve().parents[2]
 if __name__ == "__main__":          # run as a program: the lab's harness/ beside it
     sys.path.insert(0, str(REPO / "harness"))
 from usercopy_lab.inputs import InputError, load_toml, shown  # noqa: E402
+from usercopy_lab.capture.processes import kill_group  # noqa: E402
 CASES = REPO / "harness" / "tests" / "hostile_inputs.toml"
 # More tables beside it, one per area (hostile_inputs.d/NAME.toml), read
 # after it in name order: one table of rows, several files to edit.
@@ -273,10 +274,9 @@ def _wait(pid: int, deadline: float) -> tuple[int | None, int, float]:
             rc = os.waitstatus_to_exitcode(status)
             return (None if killed else rc), usage.ru_maxrss, usage.ru_utime + usage.ru_stime
         if not killed and time.monotonic() > deadline:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            # the group, not the tree: the CLI's session, whatever of it
+            # was orphaned included
+            kill_group(pid)
             killed = True
         time.sleep(0.01)
 
@@ -333,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.only:
         cases = [c for c in cases if c.name in args.only]
+    # Not tabulate: each row is printed as its case ends (the run takes
+    # minutes), and tabulate lays out a table only once it has every row.
     width = max((len(c.name) for c in cases), default=4)
     print(f"{'case':<{width}}  verdict  exit  CPU s  wall s  peak RSS MB  "
           f"(limits: {LIMIT_SECONDS:.0f} s of CPU, {LIMIT_RSS_MB} MB)", flush=True)

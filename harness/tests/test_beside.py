@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from usercopy_lab.capture.processes import alive, with_environ
+
 REPO = Path(__file__).resolve().parents[2]
 BESIDE = REPO / "scripts" / "beside.sh"
 
@@ -18,15 +20,6 @@ def beside(log: Path, background: str, *foreground: str,
            timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(BESIDE), str(log), background, *foreground],
                           capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def alive(pid: int) -> bool:
-    """PID runs (a zombie has ended: only its parent's wait is missing)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def wait_for(event, what: str, timeout: float = 60) -> None:
@@ -54,15 +47,7 @@ def marked(mark: str) -> list[int]:
     the background and all they started (each inherits the environment;
     a zombie's reads empty).  No pid file to wait for: a process that
     exists is seen, whether or not it has written anything yet."""
-    needle = f"{MARK}={mark}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and needle in (proc / "environ").read_bytes().split(b"\0"):
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return found
+    return with_environ(MARK, mark)
 
 
 def test_the_background_runs_at_nice_19_and_its_output_is_shown_and_kept(tmp_path):

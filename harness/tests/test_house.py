@@ -10,9 +10,9 @@ MAX_LINES = 500
 # Stage of each top-level module or subpackage: a module imports only from
 # lower stages and from its own subpackage.
 # protocol.py (the guest's markers) reads the model's Outcome: one above it.
-STAGE = {"model": 0, "inputs": 0, "protocol": 1, "capture": 2, "reports": 3, "audit": 4,
-         "judge": 5, "triage": 6, "run": 6, "hunt": 7, "output": 7, "gaps": 7, "lava": 8,
-         "cli": 9, "__main__": 10, "__init__": 10}
+STAGE = {"model": 0, "inputs": 0, "schemas": 0, "protocol": 1, "capture": 2, "reports": 3,
+         "audit": 4, "judge": 5, "triage": 6, "run": 6, "hunt": 7, "output": 7, "gaps": 7,
+         "lava": 8, "cli": 9, "__main__": 10, "__init__": 10}
 
 
 def _modules() -> dict[str, Path]:

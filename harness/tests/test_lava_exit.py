@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,8 +86,12 @@ def test_lava_and_match_differing_is_3_even_where_all_pass(tmp_path):
     match = {**OWN, "USERCOPY_MEMDUP_USER_TO": "FAIL"}
     lines: list[str] = []
     assert compare(sources(tmp_path, OWN, match), NOSPLIT, lines.append) == DIFFERENT == 3
-    assert any(line.startswith("DIFFERENT  nosplit/USERCOPY_MEMDUP_USER_TO: LAVA PASS, match FAIL")
-               for line in lines)
+    # a column per source, named in the head
+    assert lines[0].split() == ["job", "LAVA", "match"]
+    assert ["DIFFERENT", "nosplit/USERCOPY_MEMDUP_USER_TO", "PASS", "FAIL"] in [
+        line.split() for line in lines]
+    assert ["same", "nosplit/USERCOPY_MEMDUP_USER_FROM", "PASS", "PASS"] in [
+        line.split() for line in lines]
     assert lines[-1].startswith("lava: exit 3:")
 
 
@@ -255,4 +260,6 @@ def test_run_suite_where_lava_and_match_differ_exits_3(tmp_path):
     consoles = consoles_of("nokmem", USERCOPY_KMALLOC_SPLIT_CG_TO="default")
     status, output = run_suite(tmp_path, "nokmem", consoles, lie="USERCOPY_KMALLOC_SPLIT_CG_TO")
     assert status == 3, output
-    assert "DIFFERENT  nokmem/USERCOPY_KMALLOC_SPLIT_CG_TO: LAVA PASS, match FAIL" in output
+    assert re.search(r"^ +job +LAVA +match\b", output, re.M), output
+    assert re.search(r"^DIFFERENT +nokmem/USERCOPY_KMALLOC_SPLIT_CG_TO +PASS +FAIL\b", output,
+                     re.M), output

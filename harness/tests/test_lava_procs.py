@@ -13,6 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from usercopy_lab.capture.processes import alive
+
 PROCS = Path(__file__).resolve().parents[2] / "scripts" / "lava" / "procs.sh"
 
 
@@ -20,15 +22,6 @@ def bash(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", f'set -euo pipefail; . "{PROCS}"; {script}'],
         capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def wait_for(event, timeout: float = 60) -> bool:

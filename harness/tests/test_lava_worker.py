@@ -13,9 +13,7 @@ files, never on their command line (which `ps` shows every user).
 from __future__ import annotations
 
 import os
-import select
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -24,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from usercopy_lab.capture.processes import end_tree
 
 WORKER_SH = Path(__file__).resolve().parents[2] / "scripts" / "lava" / "worker.sh"
 TOKEN = "k2j4h5g6f7d8s9a0qwertyuiopzxcvbnm0123456789abcdefghijklmnopqrstuv"
@@ -156,16 +156,6 @@ def test_fetch_sends_the_token_of_its_file(tmp_path):
 
 
 def stop(pid: int) -> None:
-    """SIGTERM to the worker (not this process's child), then wait for it
-    to be gone: its pidfd turns readable when it exits."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-        if not select.select([fd], [], [], 60)[0]:
-            os.kill(pid, signal.SIGKILL)
-            select.select([fd], [], [], 60)
-    finally:
-        os.close(fd)
+    """SIGTERM to the worker (not this process's child) and what it
+    started, SIGKILL to what still runs 60 s later; waited for."""
+    end_tree(pid, timeout=60)

@@ -15,7 +15,10 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+
+from usercopy_lab.capture.processes import alive, find
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -313,8 +316,7 @@ def test_a_worker_ends_its_kept_qemu_when_the_machine_changes(lab, monkeypatch):
     started = pids.read_text().split()
     assert len(started) == 4
     for pid in started:
-        assert not Path(f"/proc/{pid}").exists() or \
-            Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+        assert not alive(int(pid))
 
 
 def drives(argv_log: Path) -> list[str]:
@@ -428,15 +430,12 @@ def _spawn_cli(lab: Path, *extra: str) -> subprocess.Popen:
 
 
 def _fakes_alive(lab: Path) -> list[str]:
-    alive = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if str(FAKE) in cmd and str(lab) in cmd:
-            alive.append(cmd)
-    return alive
+    """The command lines of the fake QEMUs of lab still running."""
+    def fake_of_lab(proc: psutil.Process) -> bool:
+        cmd = " ".join(proc.cmdline())
+        return str(FAKE) in cmd and str(lab) in cmd
+
+    return [" ".join(p.cmdline()) for p in find(fake_of_lab)]
 
 
 def test_ctrl_c_writes_partial_results_kills_qemu_and_exits_130(lab):

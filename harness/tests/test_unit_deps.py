@@ -38,6 +38,9 @@ DEBIAN = {
     "junitparser": "python3-junitparser",
     "jinja2": "python3-jinja2",
     "matplotlib": "python3-matplotlib",
+    "tabulate": "python3-tabulate",
+    "psutil": "python3-psutil",
+    "jsonschema": "python3-jsonschema",
 }
 
 

@@ -29,6 +29,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tabulate import tabulate
+
 from ..reports import program_lines
 from .whitelist_spec import AuditSpec, CacheRule, DwarfTable, State
 
@@ -273,11 +275,17 @@ def judge(table: SlabTable, spec: AuditSpec, dwarf: DwarfTable) -> list[AuditRow
 
 
 def format_rows(rows: list[AuditRow]) -> str:
-    lines = [f"{'CACHE':28} {'SEED':4} {'VERDICT':7} EXPECTED | SEEN"]
-    for r in rows:
-        lines.append(f"{r.name:28} {r.seed:4} {'ok' if r.ok else 'FAIL':7} "
-                     f"{r.expected} | {r.seen}")
-        lines += [f"{'':41}^ {p}" for p in r.problems]
+    """The rows as a text table; each problem on a line of its own, under
+    the row's EXPECTED | SEEN."""
+    head, *table = tabulate(
+        [(r.name, r.seed, "ok" if r.ok else "FAIL", f"{r.expected} | {r.seen}") for r in rows],
+        headers=("CACHE", "SEED", "VERDICT", "EXPECTED | SEEN"), tablefmt="plain",
+        disable_numparse=True).splitlines()
+    indent = " " * head.index("EXPECTED")
+    lines = [head.rstrip()]
+    for line, r in zip(table, rows):
+        lines.append(line.rstrip())
+        lines += [f"{indent}^ {p}" for p in r.problems]
     return "\n".join(lines) + "\n"
 
 

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TextIO, Union
 
+from tabulate import tabulate
+
 from ..inputs import load_toml, read_bounded, shown
 from . import compiled_layout
 from .dwarf_layout import DwarfError, Layouts, has_dwarf
@@ -402,8 +404,10 @@ def command(spec_path: Path, vmlinux: Path, cache: Path | None) -> int:
     except (SpecError, DwarfError) as exc:
         print(f"whitelist_spec: {exc}", file=sys.stderr)
         return 2
-    for rule in spec.rules:
-        for term, value in table.values.get(rule.name, {}).items():
-            print(f"{rule.name:24} {term:64} {value}")
+    rows = [(rule.name, term, value) for rule in spec.rules
+            for term, value in table.values.get(rule.name, {}).items()]
+    if rows:
+        for line in tabulate(rows, tablefmt="plain", disable_numparse=True).splitlines():
+            print(line.rstrip())
     return 0
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from tabulate import tabulate
+
 from ..capture.console_capture import Cancel, capture_guest, pexpect_available
 from .compiled import CompiledError, CompiledSources, compiled_sources
 from ..capture.qemu_boot import GuestSpec, choose_accel, qemu_available
@@ -226,10 +228,14 @@ def _report(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any],
     findings = h.findings.ordered()
     print(f"\nhunt: {len(rows)} guests, {len(findings)} unique usercopy report(s), "
           f"{len(h.findings.others)} other oops signature(s)")
-    for f in findings:
-        print(f"  {f.key.id} {f.klass.value:24} {f.reported_cache} {f.key.direction} "
-              f"off {f.key.offset} size {f.key.size} in {f.key.frame} x{len(f.occurrences)}"
-              f" (first: {f.first.workload} seed {f.first.seed})")
+    if findings:
+        rows = [(f.key.id, f.klass.value, f.reported_cache, f.key.direction, f.key.offset,
+                 f.key.size, f.key.frame, f"x{len(f.occurrences)}",
+                 f"{f.first.workload} seed {f.first.seed}") for f in findings]
+        for line in tabulate(rows, headers=("id", "class", "cache", "direction", "offset",
+                                            "size", "frame", "seen", "first"),
+                             tablefmt="plain", disable_numparse=True).splitlines():
+            print("  " + line.rstrip())
     for o in h.findings.others.values():
         print(f"  other: {o.title} x{len(o.occurrences)} (first: {o.occurrences[0].workload} "
               f"seed {o.occurrences[0].seed})")

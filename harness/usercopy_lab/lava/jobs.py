@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import yaml
+from tabulate import tabulate
 
 from ..capture.qemu_boot import NATIVE, GuestSpec
 from ..judge.golden import Golden
@@ -323,8 +324,10 @@ def replay_command(suites_file: Path, suite: str, name: str, console: Path, chun
 def _replay(job: Job, console: Path, chunk: int) -> int:
     rec = replay(job.plan, console.read_bytes().decode("utf-8", errors="replace"), chunk)
     means = {s.name: s.means for s in job.plan.steps}
-    for r in rec.records:
-        print(f"{r.result:4}  {r.case:20}  {means[r.case]}")
+    rows = [(r.result, r.case, means[r.case]) for r in rec.records]
+    lines = tabulate(rows, tablefmt="plain", disable_numparse=True).splitlines() if rows else []
+    for line, r in zip(lines, rec.records):
+        print(line.rstrip())
         if r.result != "pass":
             print(f"      matched: {r.text.strip()[:160] or '(a lookahead: ' + r.pattern[:80] + ')'}")
     v = rec.verdict(job.plan)

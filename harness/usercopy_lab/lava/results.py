@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import yaml
+from tabulate import tabulate
 
 from ..inputs import shown
 from ..judge.verdict import FAILING
@@ -242,14 +243,18 @@ def compare(sources: dict[str, Path], suite: Suite, out=print) -> int:
     verdicts = {label: read_verdicts(path, suite.name) for label, path in sources.items()}
     differ = 0
     agreed: Counter[str] = Counter()
+    rows = []
     for name in names:
-        seen = {label: v.get(name, "-") for label, v in verdicts.items()}
-        same = len(set(seen.values())) == 1 and "-" not in seen.values()
+        seen = [v.get(name, "-") for v in verdicts.values()]
+        same = len(set(seen)) == 1 and "-" not in seen
         differ += not same
         if same:
-            agreed[next(iter(seen.values()))] += 1
-        out(f"{'same' if same else 'DIFFERENT':9}  {suite.name}/{name}: "
-            + ", ".join(f"{label} {v}" for label, v in seen.items()))
+            agreed[seen[0]] += 1
+        rows.append(["same" if same else "DIFFERENT", f"{suite.name}/{name}", *seen])
+    # one column per source, "-" where it has no verdict for the job
+    for line in tabulate(rows, headers=["", "job", *verdicts], tablefmt="plain",
+                         disable_numparse=True).splitlines():
+        out(line.rstrip())
     out(f"lava: {len(names) - differ} same, {differ} different ("
         + ", ".join(f"{label}: {path}" for label, path in sources.items()) + ")")
     failing = sum(agreed[v] for v in FAILING)

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..schemas import RESULTS, first_problem
 from .page_check import check_page, key_differences
 from .page_model import PageError
 from .result_formats import JUNIT_FILE, KTAP_FILE, KUNIT_STATUS, VERDICT_FORMS
@@ -44,11 +45,14 @@ class Expected:
 
 
 def load_expected(results_json: Path) -> list[Expected]:
+    """Each trigger's verdict, from a results.json its schema holds valid."""
     try:
         data = json.loads(results_json.read_text())
-        return [Expected(t["suite"], t["name"], t["verdict"]) for t in data["triggers"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError) as exc:
         raise CheckError(f"{results_json}: {exc}") from exc
+    if problem := first_problem(data, RESULTS):
+        raise CheckError(f"{results_json}: not a results.json ({problem})")
+    return [Expected(t["suite"], t["name"], t["verdict"]) for t in data["triggers"]]
 
 
 @dataclass

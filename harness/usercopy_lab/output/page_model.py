@@ -15,10 +15,10 @@ from typing import Any
 
 from ..inputs import InputError, shown
 from ..model import BootMode, Fault, Report, TriggerResult, Verdict
+from ..schemas import RESULTS, first_problem
 
 RESULTS_JSON = "results.json"
 _REPORT_FIELDS = {f.name for f in fields(Report)} - {"lines", "frame_addresses"}
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _RUN_ID = re.compile(r"^(\d{8})-(\d{6})-(\d+)(?:\.(\d+))?$")
 
 
@@ -40,12 +40,9 @@ def report_from_json(data: dict[str, Any]) -> Report:
 
 
 def result_from_json(data: dict[str, Any]) -> TriggerResult:
-    """One entry of results.json's "triggers" (TriggerResult.to_json) back.
-    Suite and trigger names become file names of the page: a name that is
-    not one (a results.json from elsewhere: "../x") is a ValueError."""
-    for key in ("suite", "name"):
-        if not _NAME.fullmatch(str(data[key])):
-            raise ValueError(f"{key} {data[key]!r} is not a suite or trigger name")
+    """One entry of results.json's "triggers" (TriggerResult.to_json) back,
+    one that results.schema.json holds valid: its suite and trigger names,
+    which become file names of the page, are names ("../x" is not)."""
     return TriggerResult(
         suite=data["suite"], trigger=data["name"], verdict=Verdict(data["verdict"]),
         summary=data.get("summary", ""), seconds=float(data.get("seconds") or 0.0),
@@ -97,13 +94,14 @@ def load_run(folder: Path) -> RunResults:
         raise PageError(f"{shown(path, None)}: no such file (not a run's folder?)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        triggers = data["triggers"]
-        results = [result_from_json(t) for t in triggers]
     except (OSError, UnicodeDecodeError) as exc:
         raise PageError(f"{shown(path, None)}: {shown(exc, None)}") from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except ValueError as exc:
         raise PageError(f"{shown(path, None)}: not a results.json ({type(exc).__name__}: "
                         f"{shown(exc, None)})") from None
+    if problem := first_problem(data, RESULTS):
+        raise PageError(f"{shown(path, None)}: not a results.json ({shown(problem, None)})")
+    results = [result_from_json(t) for t in data["triggers"]]
     meta = {k: v for k, v in data.items() if k != "triggers"}
     run_id = str(meta.get("run_id") or folder.resolve().name)
     return RunResults(folder, run_id, meta, results)

@@ -6,6 +6,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
+from tabulate import tabulate
+
 from ..inputs import shown
 from ..judge.verdict import FAILING
 from ..model import TriggerResult
@@ -15,16 +17,17 @@ def print_table(results: list[TriggerResult], out: TextIO) -> None:
     """The results table.  Every name, summary, diff and path is shown()
     (control characters escaped, one line), so a file or trigger name or a
     console line cannot start a row of its own or move the cursor."""
-    rows = [(shown(f"{r.suite}/{r.trigger}"), r.verdict, shown(r.summary, None),
+    rows = [(shown(f"{r.suite}/{r.trigger}"), r.verdict, shown(r.summary, None)[:90],
              f"{r.seconds:.1f}") for r in results]
-    head = ("trigger", "verdict", "signature", "seconds")
-    widths = [max(len(x[i]) for x in rows + [head]) for i in range(3)]
-    widths[2] = min(widths[2], 90)
-    fmt = f"{{:<{widths[0]}}}  {{:<{widths[1]}}}  {{:<{widths[2]}}}  {{:>7}}"
-    print(fmt.format(*head), file=out)
-    print(fmt.format(*("-" * w for w in widths), "-" * 7), file=out)
-    for row, r in zip(rows, results):
-        print(fmt.format(row[0], row[1], row[2][:widths[2]], row[3]), file=out)
+    # (tabulate 0.8.9 fails on colalign for a table with no row)
+    head, rule, *lines = tabulate(rows, headers=("trigger", "verdict", "signature", "seconds"),
+                                  tablefmt="simple", disable_numparse=True,
+                                  colalign=("left", "left", "left", "right") if rows else None
+                                  ).splitlines()
+    print(head, file=out)
+    print(rule, file=out)
+    for line, r in zip(lines, results):
+        print(line.rstrip(), file=out)
         for d in r.diffs:
             print(f"    {shown(d, None)}", file=out)
         if r.qemu_retry:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
 
+from tabulate import tabulate
+
 from ..inputs import IntRange, read_bounded
 from ..judge.verdict import FAILING
 
@@ -56,16 +58,19 @@ def count(result_files: list[Path]) -> dict[str, TriggerCounts]:
 
 
 def print_counts(table: dict[str, TriggerCounts], runs: int, out: TextIO) -> None:
-    width = max((len(k) for k in table), default=7)
+    """One row per trigger: its verdict counts, its faults, FLAKE when it is one."""
+    rows = []
     for entry in table.values():
         counts = " ".join(f"{v}x{n}" for v, n in sorted(entry.verdicts.items()))
         missing = runs - sum(entry.verdicts.values())
         if missing:
             counts += f" missing x{missing}"
         faults = ", ".join(f"{f}x{n}" for f, n in sorted(entry.faults.items()))
-        flag = "  FLAKE" if entry.flaky or missing else ""
-        print(f"{entry.name:<{width}}  {counts}{'  (' + faults + ')' if faults else ''}{flag}",
-              file=out)
+        rows.append([entry.name, counts, f"({faults})" if faults else "",
+                     "FLAKE" if entry.flaky or missing else ""])
+    if rows:
+        for line in tabulate(rows, tablefmt="plain", disable_numparse=True).splitlines():
+            print(line.rstrip(), file=out)
 
 
 def soak(runs: int, results: Path, run_args: list[str],

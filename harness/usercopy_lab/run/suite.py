@@ -1,13 +1,15 @@
 """Suites (suites.toml) and their trigger lists (selftests tests.txt format).
 
-suites.toml holds one table per suite.  SUITE_KEYS is the whole format: one
-line per key says which Suite field it fills, how its value is checked and
-whether it is required; adding a key is a line there and a field in Suite.
-Entries that are not tables, unknown keys and values of the wrong type are
-refused with file:line.
+suites.toml holds one table per suite.  Its schema (suites.schema.json in
+harness/usercopy_lab/schemas/) says each key's type and which are required;
+SUITE_KEYS says which Suite field each fills and how its value is checked
+beyond its type.  Adding a key is a property there, a line here and a field
+in Suite.  Entries that are not tables, unknown keys and values of the
+wrong type are refused with file:line.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -19,6 +21,7 @@ from ..inputs import (CHECK, KERNEL, SUITE, TRIGGER, InputError, NameRule, cmdli
                       load_toml, read_text, shown)
 from ..judge.golden import Golden, load_layered
 from ..model import Outcome
+from ..schemas import SUITES, Problem, problems, schema
 from ..audit.slab_audit import PROGRAM as AUDIT_PROGRAM
 from ..audit.whitelist_spec import load_spec
 
@@ -129,8 +132,9 @@ class Suite:
         return found
 
 
-# A key's parser gets the TOML value and the folder of suites.toml and
-# returns the field's value, or raises ValueError saying what is wrong.
+# A key's parser gets the TOML value, of the type suites.schema.json
+# gives it, and the folder of suites.toml and returns the field's value,
+# or raises ValueError saying what is wrong with it beyond its type.
 Parse = Callable[[Any, Path], Any]
 
 
@@ -138,12 +142,15 @@ Parse = Callable[[Any, Path], Any]
 class Key:
     field: str
     parse: Parse
-    required: bool = False
 
 
 def _got(value: Any) -> str:
     """A TOML value in a message: one line, cut when long."""
     return shown(repr(value), 60)
+
+
+def _as_is(value: Any, _root: Path) -> Any:
+    return value
 
 
 def _cmdline(value: Any, _root: Path) -> str:
@@ -152,29 +159,16 @@ def _cmdline(value: Any, _root: Path) -> str:
     return value
 
 
-def _bool(value: Any, _root: Path) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"must be true or false, got {_got(value)}")
-    return value
-
-
 def _path(value: Any, root: Path) -> Path:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"must be a path (string), got {_got(value)}")
     return root / value
 
 
 def _paths(value: Any, root: Path) -> tuple[Path, ...]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items:
-        raise ValueError(f"must be a path or a non-empty list of paths, got {_got(value)}")
-    return tuple(_path(v, root) for v in items)
+    return tuple(root / v for v in ([value] if isinstance(value, str) else value))
 
 
 def _names(rule: NameRule) -> Parse:
     def parse(value: Any, _root: Path) -> tuple[str, ...]:
-        if not isinstance(value, list):
-            raise ValueError(f"must be a list of names, got {_got(value)}")
         for v in value:
             if problem := rule.problem(v):
                 raise ValueError(problem)
@@ -192,26 +186,14 @@ def _name(rule: NameRule) -> Parse:
     return parse
 
 
-def _one_of(*allowed: str) -> Parse:
-    choices = " or ".join(f'"{a}"' for a in allowed)
-
-    def parse(value: Any, _root: Path) -> str:
-        if value not in allowed:
-            raise ValueError(f"must be {choices}, got {_got(value)}")
-        return value
-    return parse
-
-
-def _module_set(value: Any, root: Path) -> ModuleSet:
-    return ModuleSet(_one_of(*(m.value for m in ModuleSet))(value, root))
+def _module_set(value: Any, _root: Path) -> ModuleSet:
+    return ModuleSet(value)
 
 
 def _titles(value: Any, _root: Path) -> tuple[str, ...]:
     """Report titles as the parser writes them: "KIND in FUNCTION"."""
-    if not isinstance(value, list) or not value:
-        raise ValueError(f"must be a non-empty list of report titles, got {value!r}")
     for v in value:
-        if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z][\w -]* in [\w.]+", v):
+        if not re.fullmatch(r"[A-Za-z][\w -]* in [\w.]+", v):
             raise ValueError(f"{v!r} is not a report title like \"WARNING in func\"")
     return tuple(value)
 
@@ -232,22 +214,46 @@ def _checks(value: Any, root: Path) -> tuple[str, ...]:
     return names
 
 
+# The keys of a suite, in the order of suites.schema.json (which says
+# their types, which are required and that no other key is allowed).
 SUITE_KEYS: dict[str, Key] = {
-    "kernel": Key("kernel", _name(KERNEL), required=True),
-    "golden": Key("golden_dirs", _paths, required=True),
-    "triggers": Key("triggers_file", _path, required=True),
+    "kernel": Key("kernel", _name(KERNEL)),
+    "golden": Key("golden_dirs", _paths),
+    "triggers": Key("triggers_file", _path),
     "cmdline": Key("cmdline", _cmdline),
     "checks": Key("checks", _checks),
     "only": Key("only", _names(TRIGGER)),
-    "expected_text": Key("expected_text", _bool),
-    "selftests": Key("selftests", _one_of("tree", "lab")),
+    "expected_text": Key("expected_text", _as_is),
+    "selftests": Key("selftests", _as_is),
     "slab_audit": Key("slab_audit", _audit_spec),
-    "allocator": Key("allocator", _one_of("SLUB", "SLAB")),
-    "arch": Key("arch", _one_of(*ARCHES)),
-    "on_demand": Key("on_demand", _bool),
+    "allocator": Key("allocator", _as_is),
+    "arch": Key("arch", _as_is),
+    "on_demand": Key("on_demand", _as_is),
     "modules": Key("modules", _module_set),
     "follow_on": Key("follow_on", _titles),
 }
+
+
+def _schema_problems(data: dict[str, Any]) -> dict[tuple[str, ...], Problem]:
+    """The first problem suites.schema.json finds with each suite (path
+    (name,)) and each of its keys ((name, key)), an unknown key included."""
+    found: dict[tuple[str, ...], Problem] = {}
+    for p in problems(data, SUITES):
+        if p.validator == "additionalProperties" and len(p.path) == 1:
+            for k in p.value:
+                if k not in p.schema["properties"]:
+                    found.setdefault((str(p.path[0]), k), p)
+        else:
+            found.setdefault(tuple(str(k) for k in p.path[:2]), p)
+    return found
+
+
+def _must(key: str, value: Any) -> str:
+    """What the schema says a key's value must be, for its message."""
+    prop = schema(SUITES)["$defs"]["suite"]["properties"][key]
+    if "enum" in prop:
+        return f"must be {' or '.join(json.dumps(a) for a in prop['enum'])}, got {_got(value)}"
+    return f"must be {prop['title']}, got {_got(value)}"
 
 
 def load_suites(path: Path) -> dict[str, Suite]:
@@ -255,22 +261,25 @@ def load_suites(path: Path) -> dict[str, Suite]:
     lines = _key_lines(text)
     root = path.parent
     file = shown(path, None)
+    found = _schema_problems(data)
     suites = {}
     for name, table in data.items():
         where = f"{file}:{lines.get((name, None), 1)}"
-        if not isinstance(table, dict):
+        problem = found.get((name,))
+        if problem and problem.validator == "type":
             raise SuiteError(f"{where}: '{shown(name)}' is not a [suite] table")
-        if problem := SUITE.problem(name):
-            raise SuiteError(f"{where}: {problem}")
-        missing = [k for k, key in SUITE_KEYS.items() if key.required and k not in table]
-        if missing:
-            raise SuiteError(f"{where}: suite [{name}] lacks {', '.join(missing)}")
+        if rule_problem := SUITE.problem(name):
+            raise SuiteError(f"{where}: {rule_problem}")
+        if problem and problem.validator == "required":
+            raise SuiteError(f"{where}: suite [{name}] {problem.what()}")
         fields: dict[str, Any] = {}
         for k, value in table.items():
             at = f"{file}:{lines.get((name, k), lines.get((name, None), 1))}"
-            if k not in SUITE_KEYS:
+            if (problem := found.get((name, k))) and k not in SUITE_KEYS:
                 raise SuiteError(f"{at}: suite [{name}]: unknown key '{shown(k)}' "
                                  f"(known: {', '.join(SUITE_KEYS)})")
+            if problem:
+                raise SuiteError(f"{at}: suite [{name}] {k}: {_must(k, value)}")
             try:
                 fields[SUITE_KEYS[k].field] = SUITE_KEYS[k].parse(value, root)
             except ValueError as exc:

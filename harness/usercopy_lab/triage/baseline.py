@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from ..inputs import file_kind, shown
 from ..model import Report
+from ..schemas import RESULTS, problems, schema
 from ..reports import (Prefixed, ScanStats, iter_stream, looks_binary, make_signature,
                        open_log, read_head)
 from .inputs import READ_ERRORS, Limits, ScanCount, TriageError, find_logs, notes, scan
@@ -140,18 +141,9 @@ def starts_json(head: bytes) -> bool:
                                 text[1:].lstrip()[:1] in (b"{", b"[", b"]", b'"', b""))
 
 
-# Report fields a baseline may give, and their JSON types (None: null allowed)
-_STR, _INT, _BOOL, _STRS = (str,), (int,), (bool,), (list,)
-_FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
-    **{f: (_STR, False) for f in ("file", "kind", "title", "syz_title", "signature")},
-    **{f: (_STR, True) for f in ("direction", "direction_source", "object", "cache", "bug_site", "rip",
-                                 "guilty_frame", "kernel")},
-    **{f: (_INT, False) for f in ("line", "end_line")},
-    **{f: (_INT, True) for f in ("offset", "size", "lkdtm_address")},
-    **{f: (_BOOL, False) for f in ("truncated", "secondary")},
-    **{f: (_STRS, False) for f in ("frames", "syz_alt", "lines")},
-    "frame_addresses": ((list,), False),
-}
+# Report fields a baseline may give: those of results.json's reports (its
+# schema, harness/usercopy_lab/schemas/results.schema.json, says their types)
+_FIELDS = set(schema(RESULTS)["$defs"]["report"]["properties"]) & {f.name for f in fields(Report)}
 
 
 def _list_of(data: Any, key: str, name: str) -> list[Any]:
@@ -172,24 +164,15 @@ def _reports_from_json(data: Any, name: str) -> Iterator[Report]:
         items = data
     else:
         raise TriageError(f"baseline {name}: expected {{'triggers': [...]}} or a list of reports")
-    known = {f.name for f in fields(Report)}
     for number, item in enumerate(items, 1):
         if not isinstance(item, dict) or "kind" not in item:
             raise TriageError(f"baseline {name}: report {number} has no 'kind'")
-        args = {k: v for k, v in item.items() if k in _FIELD_TYPES and k in known}
-        for key, value in args.items():
-            types, nullable = _FIELD_TYPES[key]
-            ok = (value is None and nullable) or (
-                isinstance(value, types) and not (types == _INT and isinstance(value, bool)))
-            if ok and types == _STRS:
-                ok = all(isinstance(v, str) for v in value)
-            elif ok and key == "frame_addresses":
-                ok = all(isinstance(v, dict) for v in value)
-            if not ok:
-                raise TriageError(f"baseline {name}: report {number}: '{key}' is "
-                                  f"{type(value).__name__}, not the type a report has")
-        args.setdefault("file", name)
-        args.setdefault("line", 0)
+        args = {"file": name, "line": 0, **{k: v for k, v in item.items() if k in _FIELDS}}
+        # args has every key the schema requires: a problem is a key's value
+        for problem in problems(args, RESULTS, "report")[:1]:
+            key = str(problem.path[0])
+            raise TriageError(f"baseline {name}: report {number}: '{shown(key)}' is "
+                              f"{type(args[key]).__name__}, not the type a report has")
         try:
             rep = Report(**args)      # kind and direction: the model's words
         except ValueError as exc:

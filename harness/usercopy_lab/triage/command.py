@@ -67,6 +67,9 @@ def print_table(rows: list[Row], gone: list[Report], out: TextIO,
     if not rows and not gone:
         print("no kernel reports found", file=out)
         return
+    # Not tabulate: a baseline's gone reports can be 80 000 rows, and
+    # tabulate holds each cell several times over (the largest baseline
+    # allowed: 207 MB peak with it, 124 MB so, the limit being 200 MB).
     first_w = max([len(_where(r.first)) for r in rows] + [10])
     kind_w = max([len(shown(r.first.kind, None)) for r in rows] + [4])
     status_w = len(STATUS_STILL)
