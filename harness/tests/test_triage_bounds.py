@@ -339,7 +339,7 @@ def _largest_baseline(path: Path) -> int:
     n = BASELINE_JSON_VALUES // 3 - 1               # "{" and two "," per line
     with open(path, "w") as f:
         for i in range(n):
-            f.write('{"kind":"k","title":"t","guilty_frame":"f%d"}\n' % i)
+            f.write('{"kind":"bug","title":"t","guilty_frame":"f%d"}\n' % i)
     assert path.stat().st_size < BASELINE_JSON_LIMIT
     return n
 
