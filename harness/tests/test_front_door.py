@@ -183,16 +183,21 @@ LINK = re.compile(r"(?<!!)\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^()\s]+)\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-def _prose(path: Path) -> list[tuple[int, str]]:
-    """(line number, line) outside fenced code blocks, inline code removed."""
+def _prose_raw(path: Path) -> list[tuple[int, str]]:
+    """(line number, line) outside fenced code blocks."""
     out, fenced = [], False
     for n, line in enumerate(path.read_text().splitlines(), 1):
         if FENCE.match(line):
             fenced = not fenced
             continue
         if not fenced:
-            out.append((n, re.sub(r"`[^`]*`", "``", line)))
+            out.append((n, line))
     return out
+
+
+def _prose(path: Path) -> list[tuple[int, str]]:
+    """_prose_raw() with inline code removed."""
+    return [(n, re.sub(r"`[^`]*`", "``", line)) for n, line in _prose_raw(path)]
 
 
 def github_slug(heading: str) -> str:
@@ -224,15 +229,6 @@ def anchors(path: Path) -> frozenset[str]:
     return frozenset(found)
 
 
-def _prose_raw(path: Path) -> list[tuple[int, str]]:
-    out, fenced = [], False
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if FENCE.match(line):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append((n, line))
-    return out
 
 
 def test_github_slug():
