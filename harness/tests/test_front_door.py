@@ -229,8 +229,6 @@ def anchors(path: Path) -> frozenset[str]:
     return frozenset(found)
 
 
-
-
 def test_github_slug():
     assert github_slug("An interactive guest: `make shell`") == "an-interactive-guest-make-shell"
     assert github_slug("Running the suite on a LAVA farm") == "running-the-suite-on-a-lava-farm"
