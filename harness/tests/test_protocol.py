@@ -142,3 +142,15 @@ def test_phases_come_in_order():
     Phase = protocol.Phase
     assert Phase.ENDED.reached(Phase.STARTED) and Phase.STARTED.reached(Phase.STARTED)
     assert not Phase.WAITING.reached(Phase.STARTED) and Phase.WAITING.reached(Phase.READY)
+
+
+def test_an_end_word_outside_the_protocol_is_shown_as_printed():
+    """A guest that prints an outcome the protocol lacks: no Outcome, but
+    the messages name the word it printed, not "no end marker"."""
+    from usercopy_lab.judge.verdict import seen_summary
+    from usercopy_lab.reports import read_markers
+    markers = read_markers([protocol.start_line("X"),
+                            f"{protocol.END} trigger=X outcome=weird status=3"])
+    assert (markers.outcome, markers.outcome_said) == (None, "weird")
+    assert seen_summary([], markers) == "no report, weird"
+    assert seen_summary([], read_markers([protocol.start_line("X")])) == "no report, no end marker"

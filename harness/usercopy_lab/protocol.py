@@ -14,7 +14,7 @@ This module imports nothing of the lab's but the model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from .model import Outcome
@@ -77,6 +77,7 @@ class EndMarker:
     outcome: Outcome | None
     signal: int | None = None
     status: int | None = None
+    word: str = field(default="", compare=False)   # the outcome word as printed
 
 
 def outcome_of(word: str) -> Outcome | None:
@@ -101,7 +102,7 @@ def read_end(line: str) -> EndMarker | None:
     number = int(m.group(4)) if m.group(4) else None
     return EndMarker(m.group(1), outcome_of(m.group(2)),
                      number if m.group(3) == "signal" else None,
-                     number if m.group(3) == "status" else None)
+                     number if m.group(3) == "status" else None, m.group(2))
 
 
 def start_line(trigger: str) -> str:

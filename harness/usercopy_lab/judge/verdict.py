@@ -70,7 +70,7 @@ def bound_to(requested: str, markers: ConsoleMarkers, asked: Asked) -> str | Non
 
 def seen_summary(reports: list[Report], markers: ConsoleMarkers) -> str:
     if not reports:
-        return f"no report, {markers.outcome or 'no end marker'}"
+        return f"no report, {markers.outcome_said or 'no end marker'}"
     parts = []
     for r in reports:
         if r.kind.is_usercopy:
@@ -117,7 +117,8 @@ def _compare(golden: Golden, markers: ConsoleMarkers,
     if outcome != golden.outcome:
         detail = f" (signal {markers.signal})" if markers.signal else \
             f" (status {markers.status})" if markers.status is not None else ""
-        diffs.append(f"outcome: expected {golden.outcome}, saw {outcome}{detail}")
+        said = outcome if outcome is not None else markers.outcome_said
+        diffs.append(f"outcome: expected {golden.outcome}, saw {said}{detail}")
 
     for i in range(max(len(golden.reports), len(reports))):
         if i >= len(reports):

@@ -39,6 +39,7 @@ class ConsoleMarkers:
     direct: list[str] = field(default_factory=list)   # LKDTM "Performing direct entry NAME"
     outcome: Outcome | None = None        # the last END's (None: no END, or a word
                                           # the protocol does not have)
+    end_word: str | None = None           # the last END's outcome word, as printed
     signal: int | None = None
     status: int | None = None
     lkdtm: list[str] = field(default_factory=list)   # text after "lkdtm: "
@@ -46,6 +47,12 @@ class ConsoleMarkers:
     checks: list[str] = field(default_factory=list)  # after "usercopy-lab-check: "
     window: Window | None = None
     bad_copy: tuple[int, int] | None = None          # (offset, size)
+
+    @property
+    def outcome_said(self) -> str | None:
+        """The last END's outcome for a message: the protocol's word, or
+        the word the guest printed when the protocol has no such outcome."""
+        return self.outcome.value if self.outcome is not None else self.end_word
 
     @property
     def lkdtm_xfail(self) -> list[str]:
@@ -73,7 +80,7 @@ def read_numbered(lines: Iterable[tuple[int, str]], program: bool = False) -> Co
                 found.started = started
                 found.starts.append(started)
             elif (end := read_end(line)) is not None:
-                found.ended, found.outcome = end.trigger, end.outcome
+                found.ended, found.outcome, found.end_word = end.trigger, end.outcome, end.word
                 found.ends.append(end.trigger)
                 if end.signal is not None:
                     found.signal = end.signal
