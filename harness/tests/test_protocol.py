@@ -154,3 +154,24 @@ def test_an_end_word_outside_the_protocol_is_shown_as_printed():
     assert (markers.outcome, markers.outcome_said) == (None, "weird")
     assert seen_summary([], markers) == "no report, weird"
     assert seen_summary([], read_markers([protocol.start_line("X")])) == "no report, no end marker"
+
+
+@pytest.mark.parametrize("prefix", [protocol.CHECK_PREFIX, protocol.HUNT_PREFIX,
+                                    protocol.SLAB_PREFIX])
+def test_only_protocol_spells_a_program_prefix(prefix):
+    """The line prefixes of the guest's programs, as the markers: spelled
+    in protocol.py alone."""
+    wrong = [f"{path.relative_to(PACKAGE)}:{num}" for path in sorted(PACKAGE.rglob("*.py"))
+             if path != PACKAGE / "protocol.py"
+             for num, line in enumerate(path.read_text().splitlines(), 1)
+             if prefix.strip() in line]
+    assert wrong == []
+
+
+def test_the_hunt_and_the_slab_audit_print_the_protocols_prefixes():
+    hunt = (GUEST / "hunt-run").read_text()
+    assert re.search(r'^P="([^"]*)"$', hunt, re.M).group(1) == protocol.HUNT_PREFIX.rstrip()
+    assert re.search(r'echo "\$P coverage begin"', hunt) and re.search(r'echo "\$P coverage end"',
+                                                                        hunt)
+    audit = (GUEST / "audit-slab-caches.c").read_text()
+    assert re.search(r'#define ROW "([^"]*)"', audit).group(1) == protocol.SLAB_PREFIX

@@ -27,6 +27,8 @@ END = PREFIX + "END"                # END trigger=NAME outcome=WORD [signal=N|st
 SHELL = PREFIX + "SHELL"            # SHELL: text: the lab.shell=1 debugging shell
 NOTE = "USERCOPY-LAB: "             # init's notes: modules loaded, requests refused
 CHECK_PREFIX = "usercopy-lab-check: "  # a check program's result line
+HUNT_PREFIX = "usercopy-lab-hunt: "    # initramfs-src/hunt-run's lines (workload, coverage)
+SLAB_PREFIX = "usercopy-lab-slab: "    # initramfs-src/audit-slab-caches.c's table rows
 # Every marker, and those the guest never prints (none today: the harness
 # only reads).  tests/test_protocol.py checks the guest against these.
 MARKERS = (READY, WAITING, START, END, SHELL)

@@ -31,11 +31,12 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from ..protocol import SLAB_PREFIX
 from ..reports import program_lines
 from .whitelist_spec import AuditSpec, CacheRule, DwarfTable, State
 
 PROGRAM = "audit-slab-caches"
-ROW_PREFIX = "usercopy-lab-slab: "
+ROW_PREFIX = SLAB_PREFIX
 _CACHE_RE = re.compile(r"cache (\S+) object_size=(-?\d+) size=(-?\d+) "
                        r"useroffset=(-?\d+) usersize=(-?\d+) aliases=(-?\d+)$")
 _ALIAS_RE = re.compile(r"alias (\S+) -> (\S+)$")

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from ..audit.slab_audit import AuditError, SlabTable, parse_console
 from ..model import Report
+from ..protocol import HUNT_PREFIX
 from ..reports import iter_reports, normalize, program_lines, read_markers, split_lines
 from .coverage import Histogram, parse_histogram
 
-PREFIX = "usercopy-lab-hunt: "
+PREFIX = HUNT_PREFIX
 _AGAIN = re.compile(r"usercopy: whitelist violation again: (exposure|overwrite) (?:from|to) "
                     r"(.+?) '([^']*)' \(offset (\d+), size (\d+)\)")
 _WORKLOAD = re.compile(r"workload (\S+) seed (\d+) seconds (\d+)$")

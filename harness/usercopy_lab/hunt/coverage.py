@@ -35,6 +35,7 @@ from typing import Any
 from ..audit.dwarf_layout import DwarfError, Layouts
 from ..audit.slab_audit import SlabTable
 from ..model import Direction
+from ..protocol import HUNT_PREFIX
 
 PROBE_CACHE = "hunt-probe.json"
 COMPILED_OFFSETS = "probe-offsets.txt"     # scripts/probe-offsets.sh
@@ -44,7 +45,7 @@ COMPILED_OFFSETS = "probe-offsets.txt"     # scripts/probe-offsets.sh
 PROBE_SOURCE = "mm/slub.c"
 DIRECTIONS = (Direction.EXPOSURE, Direction.OVERWRITE)   # the probe's to_user 1, 0
 
-COV_PREFIX = "usercopy-lab-hunt: cov: "
+COV_PREFIX = HUNT_PREFIX + "cov: "
 _ENTRY = re.compile(r"\{ (?P<keys>.*) \} hitcount:\s*(?P<hits>\d+)(?P<vals>.*)$")
 _KEY = re.compile(r"(\w+):\s*(.*?)\s*$")
 _TOTAL = re.compile(r"^\s*(Hits|Entries|Dropped):\s*(\d+)")
@@ -144,12 +145,12 @@ def parse_histogram(lines: list[str]) -> Histogram | None:
     hist: Histogram | None = None
     per_task = False
     for line in lines:
-        if line.endswith("usercopy-lab-hunt: coverage begin"):
+        if line.endswith(HUNT_PREFIX + "coverage begin"):
             hist = Histogram()
             continue
         if hist is None:
             continue
-        if line.endswith("usercopy-lab-hunt: coverage end"):
+        if line.endswith(HUNT_PREFIX + "coverage end"):
             hist.complete = True
             break
         pos = line.find(COV_PREFIX)

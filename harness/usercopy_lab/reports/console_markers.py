@@ -44,7 +44,7 @@ class ConsoleMarkers:
     status: int | None = None
     lkdtm: list[str] = field(default_factory=list)   # text after "lkdtm: "
     lkdtm_line: list[int] = field(default_factory=list)  # 1-based line of each
-    checks: list[str] = field(default_factory=list)  # after "usercopy-lab-check: "
+    checks: list[str] = field(default_factory=list)  # after protocol.CHECK_PREFIX
     window: Window | None = None
     bad_copy: tuple[int, int] | None = None          # (offset, size)
 

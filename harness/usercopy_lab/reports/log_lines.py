@@ -252,7 +252,7 @@ def iter_program_lines(lines: Iterable[str]) -> Iterator[str]:
 
 def iter_program_pairs(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """The console as user space wrote it, for parsers of a guest program's
-    own lines ("usercopy-lab-check: ...").
+    own lines (a check program's protocol.CHECK_PREFIX lines).
 
     The kernel writes a printk record to the serial console at once, while a
     program's write waits in the tty buffer, so a record can land in the
