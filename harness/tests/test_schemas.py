@@ -11,7 +11,7 @@ import pytest
 
 from usercopy_lab.capture.qemu_boot import ARCHES
 from usercopy_lab.inputs import load_toml
-from usercopy_lab.model import Verdict
+from usercopy_lab.model import BootMode, Direction, Fault, ReportKind, Verdict
 from usercopy_lab.run.suite import SUITE_KEYS, ModuleSet
 from usercopy_lab.schemas import RESULTS, SUITES, first_problem, problems, schema
 
@@ -53,6 +53,11 @@ def test_the_schemas_enums_are_the_models():
     module set added to the code and not to the schema fails here."""
     trigger = schema(RESULTS)["$defs"]["trigger"]["properties"]
     assert trigger["verdict"]["enum"] == [v.value for v in Verdict]
+    assert trigger["fault"]["enum"] == [f.value for f in Fault] + [None]
+    assert trigger["boot"]["enum"] == [b.value for b in BootMode]
+    report = schema(RESULTS)["$defs"]["report"]["properties"]
+    assert report["kind"]["enum"] == [k.value for k in ReportKind]
+    assert report["direction"]["enum"] == [d.value for d in Direction] + [None]
     suite = schema(SUITES)["$defs"]["suite"]
     assert suite["properties"]["arch"]["enum"] == list(ARCHES)
     assert suite["properties"]["modules"]["enum"] == [m.value for m in ModuleSet]
@@ -74,7 +79,7 @@ def test_the_repositorys_suites_toml_is_valid():
     ({"triggers": [{"suite": "s", "name": "T", "verdict": "PASS", "seconds": "1"}]},
      "triggers[0].seconds: must be of type number, got '1'"),
     ({"triggers": [{"suite": "s", "name": "T", "verdict": "PASS",
-                    "reports": [{"file": "f", "line": 1, "kind": "BUG", "offset": "0"}]}]},
+                    "reports": [{"file": "f", "line": 1, "kind": "bug", "offset": "0"}]}]},
      "triggers[0].reports[0].offset: must be of type integer or null, got '0'"),
 ])
 def test_a_results_json_problem_is_one_line_naming_its_key_path(data, line):

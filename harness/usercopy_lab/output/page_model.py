@@ -101,7 +101,10 @@ def load_run(folder: Path) -> RunResults:
                         f"{shown(exc, None)})") from None
     if problem := first_problem(data, RESULTS):
         raise PageError(f"{shown(path, None)}: not a results.json ({shown(problem, None)})")
-    results = [result_from_json(t) for t in data["triggers"]]
+    try:
+        results = [result_from_json(t) for t in data["triggers"]]
+    except ValueError as exc:       # a word the model lacks that the schema let by
+        raise PageError(f"{shown(path, None)}: not a results.json ({shown(exc, None)})") from None
     meta = {k: v for k, v in data.items() if k != "triggers"}
     run_id = str(meta.get("run_id") or folder.resolve().name)
     return RunResults(folder, run_id, meta, results)
