@@ -402,7 +402,7 @@ def command(spec_path: Path, vmlinux: Path, cache: Path | None) -> int:
         else:
             table = compute(spec, vmlinux)
     except (SpecError, DwarfError) as exc:
-        print(f"whitelist_spec: {exc}", file=sys.stderr)
+        print(f"audit values: {exc}", file=sys.stderr)
         return 2
     rows = [(rule.name, term, value) for rule in spec.rules
             for term, value in table.values.get(rule.name, {}).items()]

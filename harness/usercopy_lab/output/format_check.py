@@ -160,12 +160,12 @@ def command(run_dir: Path, kunit: Path) -> int:
     try:
         problems = check_run(run_dir, kunit)
     except CheckError as exc:
-        print(f"format_check: {exc}", file=sys.stderr)
+        print(f"check formats: {exc}", file=sys.stderr)
         return 2
     for p in problems:
-        print(f"format_check: {p}")
+        print(f"check formats: {p}")
     n = len(load_expected(run_dir / "results.json"))
-    print(f"format_check: {run_dir}: {KTAP_FILE} (kunit.py parse), {JUNIT_FILE} and "
+    print(f"check formats: {run_dir}: {KTAP_FILE} (kunit.py parse), {JUNIT_FILE} and "
           f"index.html "
           f"{'agree' if not problems else 'DISAGREE'} with results.json ({n} tests)")
     return 1 if problems else 0

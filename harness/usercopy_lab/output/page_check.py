@@ -178,11 +178,11 @@ def command(run_dir: Path) -> int:
         problems = check_page(run_dir)
         cells = len(load_run(run_dir).results)
     except PageError as exc:
-        print(f"page_check: {shown(exc, None)}", file=sys.stderr)
+        print(f"check page: {shown(exc, None)}", file=sys.stderr)
         return 2
     for p in problems:
-        print(f"page_check: {p}")
-    print(f"page_check: {run_dir / INDEX}: {cells} cells, "
+        print(f"check page: {p}")
+    print(f"check page: {run_dir / INDEX}: {cells} cells, "
           f"{'agrees with' if not problems else 'DISAGREES with'} results.json")
     return 1 if problems else 0
 
