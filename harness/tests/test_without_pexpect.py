@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HARNESS = Path(__file__).resolve().parents[1]
 TESTDATA = HARNESS / "tests" / "testdata"
 # Make `import pexpect` fail as it does where the package is not installed.
@@ -45,3 +47,21 @@ def test_run_without_pexpect_says_what_is_missing(tmp_path):
     if shutil.which("qemu-system-x86_64"):
         assert done.stderr.strip() == ("usercopy-lab: python3-pexpect is needed to boot "
                                        "guests (make deps)")
+
+
+def _without(module: str, *args: str) -> subprocess.CompletedProcess:
+    block = (f"import runpy, sys; sys.modules[{module!r}] = None; "
+             "runpy.run_module('usercopy_lab', run_name='__main__', alter_sys=True)")
+    return subprocess.run([sys.executable, "-c", block, *args], cwd=HARNESS,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("module, package", [("tabulate", "python3-tabulate"),
+                                             ("jsonschema", "python3-jsonschema"),
+                                             ("jinja2", "python3-jinja2")])
+def test_a_missing_package_every_command_loads_is_one_line(module, package):
+    """Every command loads these (make deps installs them): without one,
+    even triage is one line and exit 2, not a traceback."""
+    done = _without(module, "triage", str(TESTDATA / "triage" / "legacy_4_8_usercopy.log"))
+    assert (done.returncode, done.stderr) == (2, f"usercopy-lab: {package} is needed "
+                                                 "(make deps)\n")
