@@ -36,18 +36,24 @@ def _strings(node: ast.AST) -> list[str]:
 
 def word_comparisons(source: str) -> list[tuple[int, str]]:
     """(line, word) of every comparison in source against a vocabulary's
-    word: ==, !=, in, not in with a string constant (or a display of them),
-    and str.startswith() of a usercopy kind prefix."""
+    word: any comparison operator with a string constant (or a display of
+    them) on a side, a dict keyed by such a word (a lookup table), and
+    str.startswith() of a usercopy kind prefix."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
-            for op, left, right in zip(node.ops, operands, operands[1:]):
-                if not isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
-                    continue
+            for left, right in zip(operands, operands[1:]):     # any operator: ==, in, <=
                 for word in _strings(left) + _strings(right):
                     if word in WORDS:
                         found.append((node.lineno, word))
+        elif isinstance(node, ast.Dict):
+            # a table keyed by words ({"xfail": ...}.get(outcome)): most of
+            # its keys are words, unlike a JSON record with one such key
+            words = [w for key in node.keys if key is not None
+                     for w in _strings(key) if w in WORDS]
+            if len(words) >= 2 and 2 * len(words) > len(node.keys):
+                found += [(node.lineno, word) for word in words]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr == "startswith":
             for arg in node.args:
@@ -76,9 +82,13 @@ def test_the_check_catches_each_form():
         'g = phase == "ended"',
         'h = kind == ReportKind.KASAN',          # a member: fine
         'i = name == "kasan_test"',              # not a word: fine
+        'j = kinds <= {"usercopy_abort"}',
+        'k = {"xfail": "XFAIL", "unknown-trigger": "SKIP"}.get(outcome)',
+        'l = {"ended": 1, "workload_exit": 2, "seconds": 3}',   # a record: fine
     ])
     assert [w for _line, w in word_comparisons(source)] == [
-        "kasan", "returned", "killed", "returned", "usercopy", "snapshot", "guest-hang", "ended"]
+        "kasan", "returned", "killed", "returned", "usercopy", "snapshot", "guest-hang", "ended",
+        "usercopy_abort", "xfail", "unknown-trigger"]
 
 
 def test_the_records_hold_members():

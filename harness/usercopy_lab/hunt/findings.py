@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..audit.slab_audit import SlabTable
-from ..model import Report
+from ..model import Report, ReportKind
 
 
 class Class(str, Enum):
@@ -268,7 +268,7 @@ def _automatic(f: Finding) -> tuple[Class, str] | None:
         return (Class.NOT_WHITELIST, "LKDTM's own deliberate bad copy (a test trigger fired "
                 "through provoke-crash/DIRECT), not a kernel path")
     kinds = {o.kind for o in f.occurrences}
-    if kinds <= {"usercopy_abort", "usercopy_legacy"}:
+    if kinds <= {ReportKind.USERCOPY_ABORT, ReportKind.USERCOPY_LEGACY}:
         if "SLUB object" in f.object or "SLAB object" in f.object:
             return (Class.NOT_WHITELIST, "a usercopy BUG although the fallback was on: the "
                     "copy left the object (the fallback WARNs only inside [0, object_size)), "

@@ -235,11 +235,13 @@ def _plan(name: str, golden: Golden, expected_text: str | None, check: bool,
             b.unexpressed.append(f"tests.txt: {expected_text!r} uses ERE syntax the "
                                  "translation does not take")
         else:
-            b.add("tests-txt", f"tests.txt: {expected_text}", whole_line(f"(?i:{ere})"), end_marker(name))
+            b.add("tests-txt", f"tests.txt: {expected_text}", whole_line(f"(?i:{ere})"),
+                  end_marker(name))
     b.add("no-other-report", "no report after the expected ones", end_marker(name),
           f"(?={OPENER})")
     _outcome_step(b, golden.outcome, name, check)
-    all_pass = {"xfail": "XFAIL", "unknown-trigger": "SKIP"}.get(golden.outcome, "PASS")
+    all_pass = {Outcome.XFAIL: "XFAIL",
+                Outcome.UNKNOWN_TRIGGER: "SKIP"}.get(golden.outcome, "PASS")
     return Plan(name, tuple(b.steps), all_pass, tuple(b.unexpressed))
 
 
@@ -280,7 +282,8 @@ def _direct_step(b: _Builder, outcome: Outcome, check: bool) -> None:
                       f"init ran {b.name}, LKDTM never performed it")
     b.steps.append(Step("direct", f"lkdtm: Performing direct entry {b.name}, once", (mine,),
                         tuple(b.giving_up()) + (missing,)
-                        + (Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?{end_marker(b.name)})"),)))
+                        + (Failure(f"\\A(?=(?:(?!{REST}{DIRECT})[^\\n]*\\n)*?"
+                                   f"{end_marker(b.name)})"),)))
     b.crossed.append(DIRECT)
 
 
@@ -296,8 +299,8 @@ def _report_steps(b: _Builder, j: int, exp: ExpectedReport, name: str) -> None:
     keys = [k for k in ("direction", "object", "cache", "offset", "offset-base", "size")
             if k in f]
     means = f"report {j}: {exp.kind}" + "".join(f", {k} {f[k]}" for k in keys)
-    b.add(f"report-{j}", means, whole_line(head), other_line(f"(?={OPENER})", head), end_marker(name),
-          carries=f"report-{j}")
+    b.add(f"report-{j}", means, whole_line(head), other_line(f"(?={OPENER})", head),
+          end_marker(name), carries=f"report-{j}")
     # The rest of the report: until its trace is over, a new usercopy line
     # would be another report.
     other = ahead(USERCOPY_HEADER)

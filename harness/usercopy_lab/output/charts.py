@@ -16,10 +16,12 @@ from html import escape
 import matplotlib
 from matplotlib.figure import Figure
 
+from ..model import Direction
+
 RC = {"svg.fonttype": "none",          # text stays text (searchable, small)
       "svg.hashsalt": "usercopy-lab",  # the same ids on every run: diffable pages
       "font.size": 9}
-COLOURS = {"exposure": "#1565c0", "overwrite": "#ef6c00", "none": "#bdbdbd"}
+COLOURS = {Direction.EXPOSURE: "#1565c0", Direction.OVERWRITE: "#ef6c00", None: "#bdbdbd"}
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def coverage_chart(bars: list[CoverageBar], ident: str = "coverage") -> Chart:
         for offset, direction in ((-0.2, "exposure"), (0.2, "overwrite")):
             hits = [getattr(b, direction) for b in bars]
             ax.barh([r + offset for r in rows], [h or 0.8 for h in hits], height=0.38,
-                    color=[COLOURS[direction] if h else COLOURS["none"] for h in hits],
+                    color=[COLOURS[direction] if h else COLOURS[None] for h in hits],
                     label=direction)
         ax.set_xscale("log")
         ax.set_xlim(left=0.5)
@@ -112,7 +114,7 @@ def distribution_chart(samples: dict[str, list[float]], ident: str = "guest-seco
         for i, label in enumerate(labels, 1):
             values = samples[label]
             ax.plot(values, [i + ((j % 7) - 3) * 0.03 for j in range(len(values))], "o",
-                    markersize=2, alpha=0.5, color=COLOURS["exposure"])
+                    markersize=2, alpha=0.5, color=COLOURS[Direction.EXPOSURE])
         ax.set_xlabel("seconds per guest")
         ax.invert_yaxis()
         ax.set_title("Time per guest")
