@@ -387,7 +387,7 @@ syzkaller-corpus:
 # Needs no root when these are installed (the full `deps` list is for builds).
 # USERCOPY_LAB_TREE: the KTAP test runs the tree's kunit.py parse (fails,
 # not skips, when this tree exists and its kunit.py does not).  The tests run
-# on JOBS workers (pytest-xdist): about 3 min on two (2261 tests; figures
+# on JOBS workers (pytest-xdist): about 3 min on two (about 2400 tests; figures
 # by date in docs/history.md).  UNIT_DEPS: every module the tests import, through the package
 # that installs it (harness/tests/test_unit_deps.py checks the list against
 # the sources): lava-common's schema (python3-voluptuous) checks the LAVA

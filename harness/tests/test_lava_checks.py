@@ -1,5 +1,5 @@
-"""LAVA's own verdict (lava_checks plans, replayed as LAVA runs them) against
-`usercopy-lab match` on real consoles.
+"""LAVA's own verdict (lava/checks.py's plans, replayed as LAVA runs them)
+against `usercopy-lab match` on real consoles.
 
 The consoles are the unedited ones under testdata/ (console-series/: every
 suite on the patched lab kernels; rds/: the RDS probes on the seeds kernel
@@ -75,7 +75,7 @@ def pairs() -> list[tuple[Job, Path]]:
         # the other arches' nor the modules ones (their guests are not the
         # amd64 qemu with the one shared initramfs).  An i386/arm64 golden's
         # offset-base on these x86-64 consoles is a wrong kernel that LAVA
-        # cannot see (lava_checks.header_line: "a pattern cannot subtract").
+        # cannot see (lava/patterns.header_line: "a pattern cannot subtract").
         if suite.selftests or suite.arch != NATIVE or suite.modules:
             continue
         for console in CONSOLES:

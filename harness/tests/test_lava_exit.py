@@ -2,7 +2,7 @@
 
 `make lava-run` (scripts/lava/run-suite.sh) and `make lava-farm`
 (scripts/lava/farm.sh) both end in scripts/lava/judge.sh, which exits with
-`lava_results compare`'s status: 0 every source agrees and no job is FAIL
+`usercopy-lab lava compare`'s status: 0 every source agrees and no job is FAIL
 or ERROR, 1 every source agrees and some job is FAIL or ERROR (as
 `usercopy-lab run`), 3 the sources differ on a job, 2 nothing to judge.
 
@@ -10,10 +10,10 @@ or ERROR, 1 every source agrees and some job is FAIL or ERROR (as
    own writers (results.json, match's JUnit);
 2. run-suite.sh itself, end to end, with a stand-in for lava-run that is
    LAVA on a recorded console: it replays the job's steps on it
-   (lava_replay, which test_lava_replay.py holds to pexpect and to real
+   (lava/replay.py, which test_lava_replay.py holds to pexpect and to real
    lava-run logs) and writes a lava-run log of what LAVA records; the rest
-   (lava_jobs write, verdicts, match, compare, the exit status) is the
-   real thing.  No guest boots.
+   (`usercopy-lab lava write`, `lava verdicts`, match, `lava compare`, the
+   exit status) is the real thing.  No guest boots.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def results(verdicts: dict[str, str]) -> list[TriggerResult]:
 
 def sources(tmp_path: Path, lava: dict[str, str], match: dict[str, str],
             ours: dict[str, str] | None = None) -> dict[str, Path]:
-    """LAVA's verdicts as lava_results writes them, match's as its JUnit,
+    """LAVA's verdicts as lava/results.py writes them, match's as its JUnit,
     ours as usercopy-lab run's results.json."""
     out = {"LAVA": tmp_path / "lava-results.json", "match": tmp_path / "match-junit.xml"}
     write_json(results(lava), out["LAVA"], {"source": "test"})

@@ -1,4 +1,4 @@
-"""lava_replay against the real thing: pexpect, and lava-run's own logs.
+"""lava/replay.py against the real thing: pexpect, and lava-run's own logs.
 
 1. The same steps through pexpect 4.8 set up as LAVA's ShellCommand does it
    (encoding utf-8, searchwindowsize 4000, maxread 4092), reading the

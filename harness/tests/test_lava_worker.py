@@ -7,7 +7,7 @@ files, never on their command line (which `ps` shows every user).
 2. the real lava-worker (lava-dispatcher, where installed) started the same
    way against a stand-in server: the token it sends (its LAVA-Token
    header) is the file's, and its command line holds none;
-3. `lava_results fetch --token-file` (the farm reading its results back)
+3. `usercopy-lab lava fetch --token-file` (the farm reading its results back)
    sends the file's token.
 """
 from __future__ import annotations
