@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from usercopy_lab import protocol
 from usercopy_lab.capture import console_capture, run_clock
 from usercopy_lab.capture.console_capture import CaptureEnd, Guest
 from usercopy_lab.capture.run_clock import RunClock, thread_waits
@@ -109,7 +110,7 @@ def test_a_guest_that_waited_for_a_cpu_is_not_timed_out(tmp_path, monkeypatch, c
     monkeypatch.setattr(console_capture, "SLICE", 0.1)
     guest, log = _guest(tmp_path, "sleep 1.5; echo USERCOPY-LAB-END trigger=x")
     with log, guest:
-        assert guest.expect(console_capture.END_LINE, 1.0) is want
+        assert guest.expect(protocol.END_LINE, 1.0) is want
 
 
 def test_a_timeout_says_how_long_the_guest_waited_for_a_cpu(tmp_path, monkeypatch):
@@ -118,7 +119,7 @@ def test_a_timeout_says_how_long_the_guest_waited_for_a_cpu(tmp_path, monkeypatc
     monkeypatch.setattr(console_capture, "SLICE", 0.1)
     guest, log = _guest(tmp_path, "sleep 5")
     with log, guest:
-        assert guest.expect(console_capture.END_LINE, 0.3) is CaptureEnd.TIMEOUT
+        assert guest.expect(protocol.END_LINE, 0.3) is CaptureEnd.TIMEOUT
         assert "waiting for a host CPU" in console_capture.waited(guest)
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from usercopy_lab.reports.line_joins import continues_line, join_line
 from usercopy_lab.reports.log_lines import LogLine, parse_line
 from usercopy_lab.reports.oops_parser import iter_reports
-from usercopy_lab.reports.open_report import Frames, Opener, OpenReport, Phase
+from usercopy_lab.reports.open_report import (MAX_HEADER_LINES, MAX_UNKNOWN_RUN, Frames, Opener,
+                                              OpenReport, ReportPhase)
 from usercopy_lab.reports.report_analysis import RawReport
 from usercopy_lab.reports.report_routing import continues_report, ends_report, owner
 from usercopy_lab.reports.segmenter import Segmenter
@@ -41,7 +42,7 @@ def _feed(cur: OpenReport, *lines: str) -> list[bool]:
 
 def test_a_syzkaller_header_opens_in_header_phase():
     cur = _opened(WARNING)
-    assert (cur.phase, cur.opener, cur.frames) == (Phase.HEADER, Opener.SYZ_HEADER, Frames.NONE)
+    assert (cur.phase, cur.opener, cur.frames) == (ReportPhase.HEADER, Opener.SYZ_HEADER, Frames.NONE)
     assert not cur.awaits_syz_header
 
 
@@ -58,26 +59,27 @@ def test_a_prelude_awaits_its_syzkaller_header_until_one_follows():
 def test_frames_move_it_to_trace_and_a_root_frame_completes_the_trace():
     cur = _opened(WARNING)
     assert _feed(cur, "Modules linked in: lkdtm", "Call Trace:", " foo+0x1/0x2") == [True] * 3
-    assert (cur.phase, cur.frames, cur.trace_complete) == (Phase.TRACE, Frames.PRINTED, False)
+    assert (cur.phase, cur.frames, cur.trace_complete) == (ReportPhase.TRACE, Frames.PRINTED, False)
     _feed(cur, " entry_SYSCALL_64_after_hwframe+0x44/0xae")
     assert cur.trace_complete
     _feed(cur, "Call Trace:")       # a new trace starts over
-    assert not cur.trace_complete and cur.phase is Phase.TRACE
+    assert not cur.trace_complete and cur.phase is ReportPhase.TRACE
 
 
 def test_a_trace_cut_by_other_output_is_cut_one_at_the_input_end_is_not():
-    cur = _opened(WARNING)
-    _feed(cur, "Call Trace:", " foo+0x1/0x2")
-    cur.close(interrupted=False)
-    assert not cur.raw.cut and not cur.raw.ended
-    cur.close(interrupted=True)
-    assert cur.raw.cut
+    at_end, cut = _opened(WARNING), _opened(WARNING)
+    for cur in (at_end, cut):
+        _feed(cur, "Call Trace:", " foo+0x1/0x2")
+    at_end.close(interrupted=False)
+    assert not at_end.raw.cut and not at_end.raw.ended
+    cut.close(interrupted=True)
+    assert cut.raw.cut and not cut.raw.ended
 
 
 def test_the_end_marker_ends_it_and_then_only_tails_and_frames_join():
     cur = _opened(WARNING)
     _feed(cur, "Call Trace:", " foo+0x1/0x2", "---[ end trace 0000000000000000 ]---")
-    assert cur.phase is Phase.ENDED
+    assert cur.phase is ReportPhase.ENDED
     assert not cur.absorb("some unrelated line")
     assert cur.absorb(" bar+0x3/0x4")
     cur.close(interrupted=True)
@@ -90,22 +92,22 @@ def test_a_panic_after_the_end_marker_reads_a_trace_again():
     panic = "Kernel panic - not syncing: panic_on_warn set ..."
     assert continues_report(cur, panic, header_group(panic))
     cur.panic_after_end()
-    assert cur.phase is Phase.TRACE and cur.frames is Frames.NONE
+    assert cur.phase is ReportPhase.TRACE and cur.frames is Frames.NONE
 
 
 def test_unrelated_lines_end_a_trace_sooner_than_a_header():
     cur = _opened(WARNING)
-    assert all(_feed(cur, *["noise"] * 300)) and not cur.absorb("noise")
+    assert all(_feed(cur, *["noise"] * MAX_HEADER_LINES)) and not cur.absorb("noise")
     cur = _opened(WARNING)
     _feed(cur, "Call Trace:")
-    assert all(_feed(cur, *["noise"] * 50)) and not cur.absorb("noise")
+    assert all(_feed(cur, *["noise"] * MAX_UNKNOWN_RUN)) and not cur.absorb("noise")
 
 
 def test_a_detached_opener_reads_its_header_again_when_its_body_comes():
     cur = _opened(WARNING)
     _feed(cur, "noise", "noise")
     cur.body_came()
-    assert (cur.phase, cur.unknown, cur.after_trace) == (Phase.HEADER, 0, 0)
+    assert (cur.phase, cur.unknown, cur.after_trace) == (ReportPhase.HEADER, 0, 0)
 
 
 def test_nmi_backtrace_lines_of_cpus_go_to_the_report_that_asked():
@@ -142,7 +144,7 @@ def test_header_phase_has_no_frames_on_real_consoles():
             if seg.busy or any(t in line for t in TRIGGERS):     # as iter_reports does
                 seg.feed(lineno, line)
             for cur in seg.book.open.values():
-                assert cur.phase is not Phase.HEADER or cur.frames is Frames.NONE, path
+                assert cur.phase is not ReportPhase.HEADER or cur.frames is Frames.NONE, path
         seg.close_all()
         assert [r.to_json() for r in seg.ready()] == \
             [r.to_json() for r in iter_reports(path.read_text(errors="replace").splitlines(),

@@ -64,10 +64,12 @@ class Phase(StrEnum):
     def pattern(self) -> str:
         """What the capture waits for (pexpect): READY anywhere, the others
         as whole lines (their line must be complete to be read)."""
-        return READY if self is Phase.READY else self.marker + r"[^\r\n]*[\r\n]"
+        return READY if self is Phase.READY else _LINE_OF[self]
 
 
 _MARKER_OF = {Phase.READY: READY, Phase.WAITING: WAITING, Phase.STARTED: START, Phase.ENDED: END}
+WAITING_LINE = WAITING + r"[^\r\n]*[\r\n]"
+_LINE_OF = {Phase.WAITING: WAITING_LINE, Phase.STARTED: START_LINE, Phase.ENDED: END_LINE}
 
 
 @dataclass(frozen=True)

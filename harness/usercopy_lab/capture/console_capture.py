@@ -27,7 +27,7 @@ from .qemu_boot import GuestSpec
 from .run_clock import SLICE, RunClock
 
 from ..model import BootMode
-from ..protocol import END_LINE, START_LINE, Phase  # noqa: F401  (the patterns, read from here)
+from ..protocol import Phase
 
 if TYPE_CHECKING:
     import pexpect

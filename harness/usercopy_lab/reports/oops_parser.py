@@ -48,11 +48,6 @@ from .report_lines import pieces
 from .report_naming import make_signature
 from .segmenter import Segmenter
 from .trace_layout import TRIGGERS, may_matter
-# The parser's limits, importable from here as they always were.
-from .line_joins import HARNESS_PREFIXES, WRAP_WIDTH  # noqa: F401
-from .open_report import MAX_HEADER_LINES, MAX_INLINE_COPIES, MAX_UNKNOWN_RUN  # noqa: F401
-from .report_book import (MAX_DETACHED, MAX_GAP, MAX_REPORT_LINES,  # noqa: F401
-                          MAX_SUMMARY_GAP)
 
 __all__ = ["CHUNK", "MAX_LINE", "LogFormatError", "ScanStats", "is_plumbing", "iter_file",
            "iter_reports", "iter_stream", "make_signature", "parse_file"]

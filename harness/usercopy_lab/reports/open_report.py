@@ -20,7 +20,7 @@ MAX_UNKNOWN_RUN = 50          # unrelated lines in a row inside a trace
 MAX_INLINE_COPIES = 64        # symbolizer copies of one header line
 
 
-class Phase(Enum):
+class ReportPhase(Enum):
     """How far a report got; it decides which lines still join it."""
 
     HEADER = "header"   # its header, registers, ...: anything before a call trace
@@ -63,7 +63,7 @@ class OpenReport:
     raw: RawReport
     opener: Opener
     seq: int                # its number among the reports opened: 1, 2, ...
-    phase: Phase = Phase.HEADER
+    phase: ReportPhase = ReportPhase.HEADER
     frames: Frames = Frames.NONE
     trace_complete: bool = False    # the current call trace reached its end
     nmi_backtrace: bool = False     # "Sending NMI from CPU": [C..] lines belong
@@ -87,7 +87,7 @@ class OpenReport:
     def awaits_syz_header(self) -> bool:
         """Opened by a prelude and still in its header, with no syzkaller
         header yet: the next one of a group it joins is its own."""
-        return self.phase is Phase.HEADER and self.opener is Opener.PRELUDE
+        return self.phase is ReportPhase.HEADER and self.opener is Opener.PRELUDE
 
     def carries_on(self, text: str) -> bool:
         """Whether text is the body of this opener (Group.body_after)."""
@@ -122,43 +122,43 @@ class OpenReport:
 
     def panic_after_end(self) -> None:
         """The kernel panics after its end marker: a trace may follow."""
-        if self.phase is Phase.ENDED:
-            self.phase = Phase.TRACE
+        if self.phase is ReportPhase.ENDED:
+            self.phase = ReportPhase.TRACE
 
     def body_came(self) -> None:
         """The body of a detached opener came: it reads its header again."""
-        self.phase, self.unknown, self.after_trace = Phase.HEADER, 0, 0
+        self.phase, self.unknown, self.after_trace = ReportPhase.HEADER, 0, 0
 
     def absorb(self, text: str) -> bool:
         """Whether a line of its context that opens no report belongs to
         it; the line moves it on (trace, end) when it does."""
         s = text.strip()
-        if self.phase is Phase.ENDED:
+        if self.phase is ReportPhase.ENDED:
             return bool(TAIL_LINE.match(s)) or parse_frame(text) is not None
         if "---[ end" in s:
-            self.phase = Phase.ENDED
+            self.phase = ReportPhase.ENDED
             return True
         if "Sending NMI from CPU" in text:
             self.nmi_backtrace = True
         frame = parse_frame(text)
         if frame is not None or TRACE_LINE.match(s) or (
-                self.phase is Phase.TRACE and self.frames is not Frames.PRINTED
+                self.phase is ReportPhase.TRACE and self.frames is not Frames.PRINTED
                 and BARE_FRAME.match(text)):
             self._trace_line(s, frame is not None and ROOT_FRAME.fullmatch(frame.func) is not None,
                              printed=frame is not None)
             return True
         if BANNER.match(s) and len(self.raw.lines) > 1:
-            self.phase = Phase.ENDED
+            self.phase = ReportPhase.ENDED
             return True
-        if not s and self.phase is Phase.TRACE and self.after_trace == 0:
+        if not s and self.phase is ReportPhase.TRACE and self.after_trace == 0:
             self.trace_complete = True      # an empty line ends a trace
         if TAIL_LINE.match(s):
-            if self.phase is Phase.TRACE and TRACE_DONE.match(s):
+            if self.phase is ReportPhase.TRACE and TRACE_DONE.match(s):
                 self.trace_complete = True
             return True
         self.unknown += 1
         self.after_trace += 1
-        return self.unknown <= (MAX_HEADER_LINES if self.phase is Phase.HEADER
+        return self.unknown <= (MAX_HEADER_LINES if self.phase is ReportPhase.HEADER
                                 else MAX_UNKNOWN_RUN)
 
     def _trace_line(self, s: str, root: bool, printed: bool) -> None:
@@ -168,7 +168,7 @@ class OpenReport:
             self.frames = Frames.PRINTED
         elif self.frames is Frames.NONE:
             self.frames = Frames.BARE
-        self.phase = Phase.TRACE
+        self.phase = ReportPhase.TRACE
         if NEW_TRACE.match(s):
             self.trace_complete = False
         elif root or TRACE_DONE.match(s):
@@ -180,6 +180,6 @@ class OpenReport:
         not its own, or else at the end of the input or of its room."""
         # a call trace that stops where other output goes on was cut; one
         # that stops at the end of the input is an excerpt
-        self.raw.cut = self.phase is Phase.TRACE and not self.trace_complete and (
+        self.raw.cut = self.phase is ReportPhase.TRACE and not self.trace_complete and (
             interrupted or self.after_trace > 0)
-        self.raw.ended = self.phase is Phase.ENDED
+        self.raw.ended = self.phase is ReportPhase.ENDED

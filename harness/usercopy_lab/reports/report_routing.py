@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 from .format_parts import Group
 from .log_lines import LogLine
-from .open_report import OpenReport, Phase
+from .open_report import OpenReport, ReportPhase
 from .trace_layout import CONTINUES, INFO_WITH_STACK, header_group
 
 MAX_APART = 3                 # lines from a message to the header printed apart from it
@@ -38,14 +38,14 @@ def continues_report(cur: OpenReport, text: str, group: Group) -> bool:
         return True
     if any(c.search(text) for c in CONTINUES):
         # a die line continues what it dies of, not a report that ended
-        return cur.phase is not Phase.ENDED or "Kernel panic" in text
+        return cur.phase is not ReportPhase.ENDED or "Kernel panic" in text
     if cur.inline_head and cur.raw.lines and header_group(cur.raw.lines[0]) is group:
         return True
-    if (group.joins is not None and cur.phase is Phase.HEADER and cur.raw.lines
+    if (group.joins is not None and cur.phase is ReportPhase.HEADER and cur.raw.lines
             and group.joins.search(cur.raw.lines[0])):
         return True
     if group.header == "Oops":
-        return cur.phase is Phase.HEADER
+        return cur.phase is ReportPhase.HEADER
     return cur.awaits_syz_header and group.syz
 
 
@@ -89,7 +89,7 @@ def pc_line_apart(open_reports: Iterable[OpenReport], opened: int, group: Group,
     if group.joins is None or group.syz:
         return None
     for o in open_reports:
-        if (o.seq == opened and o.phase is Phase.HEADER and o.raw.lines
+        if (o.seq == opened and o.phase is ReportPhase.HEADER and o.raw.lines
                 and o.ctx.count(">") == ll.quote and lineno - o.raw.end_line <= MAX_APART):
             og = o.group
             if og is not None and og.inside:
