@@ -395,7 +395,7 @@ syzkaller-corpus:
 # python3-matplotlib make the results, hunt and bench pages (chromium, which
 # the page's browser test needs, comes with `deps`, as in make test);
 # python3-tabulate lays out the tables the lab prints, python3-psutil finds
-# and ends processes (harness/usercopy_lab/capture/processes.py),
+# and ends processes (harness/tests/processes.py),
 # python3-jsonschema checks results.json and suites.toml against their
 # schemas (harness/usercopy_lab/schemas/).
 UNIT_DEPS := python3 python3-pytest python3-pexpect python3-hypothesis python3-yaml \

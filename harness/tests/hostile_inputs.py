@@ -67,7 +67,7 @@ REPO = Path(__file__).resolve().parents[2]
 if __name__ == "__main__":          # run as a program: the lab's harness/ beside it
     sys.path.insert(0, str(REPO / "harness"))
 from usercopy_lab.inputs import InputError, load_toml, shown  # noqa: E402
-from usercopy_lab.capture.processes import kill_group  # noqa: E402
+from processes import kill_group  # noqa: E402
 CASES = REPO / "harness" / "tests" / "hostile_inputs.toml"
 # More tables beside it, one per area (hostile_inputs.d/NAME.toml), read
 # after it in name order: one table of rows, several files to edit.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.capture.processes import alive, with_environ
+from processes import alive, with_environ
 
 REPO = Path(__file__).resolve().parents[2]
 BESIDE = REPO / "scripts" / "beside.sh"

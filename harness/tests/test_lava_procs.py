@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from usercopy_lab.capture.processes import alive
+from processes import alive
 
 PROCS = Path(__file__).resolve().parents[2] / "scripts" / "lava" / "procs.sh"
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from usercopy_lab.capture.processes import end_tree
+from processes import end_tree
 
 WORKER_SH = Path(__file__).resolve().parents[2] / "scripts" / "lava" / "worker.sh"
 TOKEN = "k2j4h5g6f7d8s9a0qwertyuiopzxcvbnm0123456789abcdefghijklmnopqrstuv"

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from usercopy_lab.capture.processes import alive, end_tree, kill_group, tree, with_environ
+from processes import alive, end_tree, kill_group, tree, with_environ
 
 # A parent that starts a child that starts a grandchild, each writing
 # "DEPTH PID" to the file named by argv[1]; with "stubborn" the grandchild

@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from usercopy_lab.capture.processes import alive, find
+from processes import alive, find
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -381,8 +381,8 @@ def eof() -> Any:
 
 
 def _kill(child: Any) -> None:
-    # pexpect's own kill, not processes.end_tree: QEMU is one process that
-    # starts none, and pexpect must see its end to reap it
+    # pexpect's own kill: QEMU is one process that starts none, and
+    # pexpect must see its end to reap it
     try:
         if child.isalive():
             child.kill(signal.SIGKILL)

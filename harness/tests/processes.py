@@ -1,6 +1,7 @@
 """Processes and process trees, through psutil: whether one still runs,
 which run with a given environment variable, and ending one with all it
-started.  The one place the lab (and its tests) find and end processes.
+started: the one place the tests and their tools (hostile_inputs.py) find
+and end processes (the harness ends its only child, QEMU, through pexpect).
 
 A process group is the unit where one exists for the purpose (a command
 started with start_new_session=True, its session's group): kill_group()
