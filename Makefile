@@ -176,6 +176,7 @@ x86_kernel_build = $(call prebuilt_image,$(BUILD)/kernel-$(1)/arch/x86/boot/bzIm
 endif
 
 $(BUILD)/kernel-%/arch/x86/boot/bzImage: tree FORCE
+	$(if $(filter $*,$(ALL_VARIANTS)),,$(error kernel-$*: not a kernel variant ($(ALL_VARIANTS)); lab.config alone is "lab"))
 	$(call x86_kernel_build,$*)
 # Made through a pattern (modules.cpio's prerequisite) a kernel image is
 # an intermediate file that make would delete after its first use.

@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from ..gaps.options import GapsOptions
+from ..hunt import options as hunt_options
 from ..hunt.options import HuntOptions
+from ..output import format_check, html_page, page_check
 from ..output.page_io import page_command
 from ..triage import options as triage_options
 from ..triage.options import DEFAULT_MAX_DECOMPRESSED_MIB, DEFAULT_MAX_INPUT_MIB, TriageOptions
-from .common import REPO, mib, options
+from .common import REPO, described, mib, options
 
-# Each command imports its wing when it runs: `usercopy-lab triage` does
-# not load the hunt, LAVA or matplotlib.
+# The hunt, the gap finder and the chart pages load when their command
+# runs (the pages' and checks' modules are loaded already: run uses them).
 
 
 def add_commands(sub: Any) -> None:
@@ -56,9 +58,12 @@ def _triage(sub: Any) -> None:
 def _audit(sub: Any) -> None:
     audit = sub.add_parser("audit", help="the whitelist audit's tools")
     what = audit.add_subparsers(dest="audit_command", required=True, metavar="COMMAND")
-    v = what.add_parser("values", help="evaluate the audit golden file's offsetof/sizeof "
-                        "terms for a kernel build (its vmlinux's DWARF, or the compiler "
-                        "in the build beside it) and print them")
+    v = what.add_parser("values", help="print the audit golden file's offsetof/sizeof "
+                        "terms for a kernel build",
+                        description="Evaluate the audit golden file's offsetof/sizeof terms "
+                        "for a kernel build (its vmlinux's DWARF, or the compiler in the "
+                        "build beside it) and print them.  Exit status: 0 printed, 2 bad "
+                        "input (one line).")
     v.add_argument("spec", type=Path)
     v.add_argument("--vmlinux", type=Path, required=True)
     v.add_argument("--cache", type=Path,
@@ -86,8 +91,8 @@ def _gaps(sub: Any) -> None:
 
 
 def _hunt(sub: Any) -> None:
-    p = sub.add_parser("hunt", help="the hunt: many guests, their reports harvested "
-                       "(docs/hunt.md)")
+    p = described(sub, "hunt", hunt_options.__doc__,
+                  "the hunt: many guests, their reports harvested (docs/hunt.md)")
     what = p.add_subparsers(dest="hunt_command", required=True, metavar="COMMAND")
     defaults = HuntOptions()
 
@@ -140,7 +145,7 @@ def _hunt(sub: Any) -> None:
 def _pages(sub: Any) -> None:
     page = sub.add_parser("page", help="write a run's HTML page again")
     what = page.add_subparsers(dest="page_command", required=True, metavar="PAGE")
-    r = what.add_parser("run", help="RUN/index.html from RUN/results.json")
+    r = described(what, "run", html_page.__doc__, "RUN/index.html from RUN/results.json")
     r.add_argument("run_dir", type=Path, help="results/<run> (its results.json)")
     r.add_argument("--baseline", help="the run to diff against: its folder, its "
                    "results.json or a run id beside RUN_DIR (default: the run before "
@@ -156,11 +161,11 @@ def _pages(sub: Any) -> None:
 
     check = sub.add_parser("check", help="check a run's files against its results.json")
     what = check.add_subparsers(dest="check_command", required=True, metavar="WHAT")
-    pc = what.add_parser("page", help="index.html against results.json")
+    pc = described(what, "page", page_check.__doc__, "index.html against results.json")
     pc.add_argument("run_dir", type=Path, help="results/<run-id>")
     pc.set_defaults(func=_check_page)
-    fc = what.add_parser("formats", help="KTAP (through kunit.py parse), JUnit and "
-                         "index.html against results.json")
+    fc = described(what, "formats", format_check.__doc__, "KTAP (through kunit.py parse), "
+                   "JUnit and index.html against results.json")
     fc.add_argument("run_dir", type=Path, help="results/<run-id>")
     fc.add_argument("--kunit", type=Path, required=True,
                     help="the tree's tools/testing/kunit/kunit.py")
@@ -188,18 +193,15 @@ def _hunt_run(name: str, args: argparse.Namespace) -> int:
 
 
 def _run_page(args: argparse.Namespace) -> int:
-    from ..output import html_page
     return page_command("page run", partial(html_page.write_page, args.run_dir, args.baseline,
                                             args.repo))
 
 
 def _check_page(args: argparse.Namespace) -> int:
-    from ..output import page_check
     return page_check.command(args.run_dir)
 
 
 def _check_formats(args: argparse.Namespace) -> int:
-    from ..output import format_check
     return format_check.command(args.run_dir, args.kunit)
 
 
