@@ -156,7 +156,7 @@ def test_an_end_word_outside_the_protocol_is_shown_as_printed():
     assert seen_summary([], read_markers([protocol.start_line("X")])) == "no report, no end marker"
 
 
-@pytest.mark.parametrize("prefix", [protocol.CHECK_PREFIX, protocol.HUNT_PREFIX,
+@pytest.mark.parametrize("prefix", [protocol.NOTE, protocol.CHECK_PREFIX, protocol.HUNT_PREFIX,
                                     protocol.SLAB_PREFIX])
 def test_only_protocol_spells_a_program_prefix(prefix):
     """The line prefixes of the guest's programs, as the markers: spelled
