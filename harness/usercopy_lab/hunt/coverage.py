@@ -120,7 +120,7 @@ def probe_offsets(vmlinux: Path, cache_dir: Path | None = None) -> ProbeOffsets:
 @dataclass(frozen=True)
 class HistEntry:
     cache: str
-    direction: str          # "exposure" (to_user) or "overwrite"
+    direction: Direction    # the probe's to_user: 1 exposure, 0 overwrite
     comm: str
     hits: int
     bytes: int
@@ -191,7 +191,7 @@ def parse_histogram(lines: list[str]) -> Histogram | None:
 @dataclass(frozen=True)
 class ReachNote:
     pattern: str                  # fnmatch pattern of cache names
-    direction: str                # "exposure", "overwrite" or "both"
+    direction: str                # a Direction's word, or "both" (a note's own word)
     text: str                     # what would reach it / why nothing does
     reachable: bool = True        # False: no path in this kernel (argued in text)
 

@@ -35,12 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..model import Direction
 from .compiled import CompiledSources
 from .coverage import DIRECTIONS, Coverage, ReachNote, note_for, pct
 
 TARGET = 0.8
 # The finder's words for the two directions (gaps/model.py Direction).
-FINDER_DIRECTION = {"to-user": "exposure", "from-user": "overwrite"}
+FINDER_DIRECTION = {"to-user": Direction.EXPOSURE, "from-user": Direction.OVERWRITE}
 SIZE_WILDCARD = r"[0-9]+[kM]?"
 _DERIVED = re.compile(r"\(derived: .*? in (?P<file>[^\s:]+):\d+\)")
 SHOWN_SITES = 3
@@ -69,7 +70,7 @@ class FinderSite:
     line: int
     function: str
     callee: str
-    direction: str          # "exposure" or "overwrite"
+    direction: Direction
     placement: Placement
     derived_from: str | None = None     # the file of the copy a derived function ends in
 
@@ -147,7 +148,7 @@ def load_finder(path: Path) -> FinderOutput:
 @dataclass(frozen=True)
 class Pair:
     cache: str
-    direction: str
+    direction: Direction
     finder_cache: str | None
     sites: tuple[FinderSite, ...]       # the finder's sites compiled into the kernel
     left: Left | None = None            # None: in M
