@@ -171,6 +171,9 @@ def _reports_from_json(data: Any, name: str) -> Iterator[Report]:
         # args has every key the schema requires: a problem is a key's value
         for problem in problems(args, RESULTS, "report")[:1]:
             key = str(problem.path[0])
+            if problem.validator == "enum":     # the right type, a word the model lacks
+                raise TriageError(f"baseline {name}: report {number}: '{shown(key)}' is "
+                                  f"{shown(repr(args[key]), 80)}, not a word a report has")
             raise TriageError(f"baseline {name}: report {number}: '{shown(key)}' is "
                               f"{type(args[key]).__name__}, not the type a report has")
         try:
