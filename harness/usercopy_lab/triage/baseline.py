@@ -171,7 +171,8 @@ def _reports_from_json(data: Any, name: str) -> Iterator[Report]:
         # args has every key the schema requires: a problem is a key's value
         for problem in problems(args, RESULTS, "report")[:1]:
             key = str(problem.path[0])
-            if problem.validator == "enum":     # the right type, a word the model lacks
+            if problem.validator == "enum" and isinstance(args[key], str):
+                # the right type, a word the model lacks
                 raise TriageError(f"baseline {name}: report {number}: '{shown(key)}' is "
                                   f"{shown(repr(args[key]), 80)}, not a word a report has")
             raise TriageError(f"baseline {name}: report {number}: '{shown(key)}' is "
